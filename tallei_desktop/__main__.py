@@ -1,0 +1,3 @@
+from tallei_desktop.cli import main
+
+raise SystemExit(main())

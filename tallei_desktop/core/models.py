@@ -1,0 +1,210 @@
+"""Immutable values that cross the core's boundary.
+
+Everything here is a frozen dataclass or a string enum, so the GUI and the MCP server can hold and
+pass these values around without ever touching the store.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from datetime import datetime
+
+__all__ = [
+    "MAX_CONTENT_BYTES",
+    "Bucket",
+    "Confidence",
+    "Conflict",
+    "ConflictResolution",
+    "ConflictStatus",
+    "Memory",
+    "MemoryStatus",
+    "MemoryType",
+    "Provenance",
+    "RecallItem",
+    "RecallMode",
+    "RecallResult",
+    "SaveResult",
+    "SearchHit",
+    "StoreStatus",
+    "bucket_for",
+    "confidence_for",
+]
+
+#: Largest memory accepted, in UTF-8 bytes.
+MAX_CONTENT_BYTES = 32 * 1024
+
+
+class MemoryType(enum.StrEnum):
+    PREFERENCE = "preference"
+    FACT = "fact"
+    DECISION = "decision"
+    EVENT = "event"
+    NOTE = "note"
+    LESSON = "lesson"
+    FAILURE = "failure"
+
+
+class Bucket(enum.StrEnum):
+    PREFERENCE = "preference"
+    LONG_TERM = "long_term"
+    SHORT_TERM = "short_term"
+
+
+_BUCKET_OF: dict[MemoryType, Bucket] = {
+    MemoryType.PREFERENCE: Bucket.PREFERENCE,
+    MemoryType.FACT: Bucket.LONG_TERM,
+    MemoryType.DECISION: Bucket.LONG_TERM,
+    MemoryType.LESSON: Bucket.LONG_TERM,
+    MemoryType.FAILURE: Bucket.LONG_TERM,
+    MemoryType.EVENT: Bucket.SHORT_TERM,
+    MemoryType.NOTE: Bucket.SHORT_TERM,
+}
+
+
+def bucket_for(memory_type: MemoryType) -> Bucket:
+    """The bucket a freshly saved memory of this type lands in."""
+    return _BUCKET_OF[memory_type]
+
+
+class Confidence(enum.StrEnum):
+    UNCONFIRMED = "UNCONFIRMED"
+    MED = "MED"
+    HIGH = "HIGH"
+
+
+def confidence_for(reference_count: int) -> Confidence:
+    """UNCONFIRMED at 1, MED at 2+, HIGH at 5+."""
+    if reference_count >= 5:
+        return Confidence.HIGH
+    if reference_count >= 2:
+        return Confidence.MED
+    return Confidence.UNCONFIRMED
+
+
+class MemoryStatus(enum.StrEnum):
+    ACTIVE = "active"
+    ARCHIVED = "archived"  # untouched for a year: searchable, left out of dump-all
+    SUPERSEDED = "superseded"  # replaced by a newer memory on the same subject
+    MERGED = "merged"  # a near-duplicate folded into an existing memory
+    DELETED = "deleted"  # forgotten by the person or an assistant (soft delete)
+
+
+@dataclass(frozen=True, slots=True)
+class Provenance:
+    """One save (or confirmation) of a memory by one platform."""
+
+    platform: str
+    at: datetime
+    action: str  # "saved" | "confirmed" | "edited"
+
+
+@dataclass(frozen=True, slots=True)
+class Memory:
+    id: str
+    content: str
+    type: MemoryType
+    bucket: Bucket
+    platform: str
+    created_at: datetime
+    updated_at: datetime
+    occurred_at: datetime
+    reference_count: int
+    last_referenced_at: datetime | None
+    pinned: bool
+    status: MemoryStatus
+    superseded_by: str | None
+    embedded: bool
+    provenance: tuple[Provenance, ...] = ()
+
+    @property
+    def confidence(self) -> Confidence:
+        return confidence_for(self.reference_count)
+
+    @property
+    def platforms(self) -> tuple[str, ...]:
+        """Every platform that saved or confirmed this memory, first one first."""
+        seen: dict[str, None] = {self.platform: None}
+        for p in self.provenance:
+            seen.setdefault(p.platform, None)
+        return tuple(seen)
+
+
+@dataclass(frozen=True, slots=True)
+class SaveResult:
+    id: str
+    type: MemoryType
+    bucket: Bucket
+    confirmed_existing: bool  # True when the text was already known and got confirmed instead
+    reference_count: int
+
+
+class RecallMode(enum.StrEnum):
+    DUMP_ALL = "dump_all"
+    HYBRID = "hybrid"
+
+
+@dataclass(frozen=True, slots=True)
+class RecallItem:
+    memory: Memory
+    score: float | None  # None where the bucket is not ranked by score (dump-all, preferences)
+    conflict_ids: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class RecallResult:
+    query: str
+    preferences: tuple[RecallItem, ...]
+    long_term: tuple[RecallItem, ...]
+    short_term: tuple[RecallItem, ...]
+    long_term_mode: RecallMode
+    semantic_search: bool
+    text: str  # the context block for the host model
+    open_conflicts: int = 0
+
+    @property
+    def items(self) -> tuple[RecallItem, ...]:
+        return self.preferences + self.long_term + self.short_term
+
+
+@dataclass(frozen=True, slots=True)
+class SearchHit:
+    memory: Memory
+    score: float
+
+
+class ConflictStatus(enum.StrEnum):
+    OPEN = "open"
+    RESOLVED = "resolved"
+
+
+class ConflictResolution(enum.StrEnum):
+    KEEP_FIRST = "keep_first"  # keep memory_a, soft-delete memory_b
+    KEEP_SECOND = "keep_second"  # keep memory_b, soft-delete memory_a
+    KEEP_BOTH = "keep_both"
+    REPLACE = "replace"  # both replaced by one edited memory
+
+
+@dataclass(frozen=True, slots=True)
+class Conflict:
+    id: str
+    memory_a: Memory
+    memory_b: Memory
+    status: ConflictStatus
+    created_at: datetime
+    resolved_at: datetime | None = None
+    resolution: ConflictResolution | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class StoreStatus:
+    path: str
+    key_source: str
+    counts: dict[str, int] = field(default_factory=dict)  # per bucket, active memories
+    archived: int = 0
+    deleted: int = 0
+    pending_embeddings: int = 0
+    open_conflicts: int = 0
+    semantic_search: bool = False
+    model_state: str = "not loaded"
+    schema_version: int = 0

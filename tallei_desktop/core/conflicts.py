@@ -1,0 +1,170 @@
+"""Dedup, supersede and cross-platform conflicts: what the background worker decides for a new memory.
+
+Runs inside the write transaction that finishes a pending memory, after its embedding exists (or
+without one when semantic search is off). Every decision re-reads the rows it changes, so two
+processes finishing the same memory at once reach the same result once.
+
+Rules (all among *active* memories):
+
+* **Dedup**: a memory of the same bucket whose vector is within ``DEDUP_SIMILARITY`` (or whose folded
+  text is identical) is the same memory. The new one is marked ``merged`` into the older one, which
+  gains a reference and a "confirmed" provenance entry from the new platform.
+* **Same subject** (preferences only): cosine similarity of at least ``SUBJECT_SIMILARITY`` together
+  with a shared subject word (:func:`subject_words`) or, without vectors, a shared subject word and
+  the same leading phrase.
+* **Supersede**: same subject, same platform: the older one becomes ``superseded`` by the new one.
+* **Conflict**: same subject, different platforms: an open conflict is recorded for the pair.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import apsw
+import numpy as np
+
+from tallei_desktop.core.models import Bucket, MemoryStatus, MemoryType
+from tallei_desktop.core.store import queries as q
+from tallei_desktop.core.store.database import bump_generation
+
+__all__ = ["DEDUP_SIMILARITY", "SUBJECT_SIMILARITY", "Outcome", "finish_memory", "subject_words"]
+
+DEDUP_SIMILARITY = 0.95
+SUBJECT_SIMILARITY = 0.60
+
+# Words that carry the stance, not the subject: "I prefer X", "always use Y", "call me Z".
+_STANCE = frozenset(
+    """
+    i i'm im me my mine we our us you your user users the a an to of for in on at with and or but is are am
+    be was were been being it its this that these those as by from over than then so very really always
+    never usually prefer prefers preferred preference like likes liked love loves loved hate hates dislike
+    dislikes want wants wanted use uses using used favourite favorite call called name named please should
+    would could rather instead not no don't doesn't do does more less most least much best better good
+    """.split()
+)
+_WORD = re.compile(r"[a-z0-9][a-z0-9+#.'-]*")
+
+
+def subject_words(text: str) -> frozenset[str]:
+    """The content words of a preference, with stance words removed (a crude but stable subject)."""
+    words = {w.strip(".'-") for w in _WORD.findall(text.casefold())}
+    return frozenset(w for w in words if len(w) > 1 and w not in _STANCE)
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    merged_into: str | None = None
+    superseded: tuple[str, ...] = ()
+    conflicts: tuple[str, ...] = ()
+
+
+def _same_subject(a: str, b: str, similarity: float | None) -> bool:
+    shared = subject_words(a) & subject_words(b)
+    if similarity is None:
+        return len(shared) >= 2
+    return similarity >= SUBJECT_SIMILARITY and (bool(shared) or similarity >= 0.8)
+
+
+def finish_memory(
+    conn: apsw.Connection, rowid: int, content: str, vector: np.ndarray | None, now: float
+) -> Outcome | None:
+    """Store the vector of ``content`` and apply the lifecycle rules to one pending memory.
+
+    Returns None when another process already finished it. A memory whose text changed since
+    ``content`` was read keeps no vector (the next round embeds the new text). Call inside a write
+    transaction.
+    """
+    row = q.fetch_rows(conn, "WHERE m.rowid = ?", (rowid,))
+    if not row:
+        return None
+    new = row[0].memory
+    if new.content != content:
+        vector = None
+    already = conn.execute("SELECT processed FROM memories WHERE rowid = ?", (rowid,)).fetchone()[0]
+    if vector is not None and new.status in (MemoryStatus.ACTIVE, MemoryStatus.ARCHIVED):
+        q.upsert_vector(conn, rowid, vector, new.bucket)
+        conn.execute("UPDATE memories SET embedded = 1 WHERE rowid = ?", (rowid,))
+    if already or new.status is not MemoryStatus.ACTIVE:
+        conn.execute("UPDATE memories SET processed = 1 WHERE rowid = ?", (rowid,))
+        return None
+
+    outcome = Outcome()
+    neighbours = _neighbours(conn, rowid, new.bucket, vector)
+    for other_rowid, similarity in neighbours:
+        other = q.fetch_rows(conn, "WHERE m.rowid = ? AND m.status = 'active'", (other_rowid,))
+        if not other:
+            continue
+        old = other[0].memory
+        if similarity is not None and similarity >= DEDUP_SIMILARITY and old.type is new.type:
+            _merge(conn, rowid, other_rowid, new.platform, now)
+            outcome = Outcome(merged_into=old.id)
+            break
+        if new.type is not MemoryType.PREFERENCE or old.type is not MemoryType.PREFERENCE:
+            continue
+        if old.created_at > new.created_at or not _same_subject(new.content, old.content, similarity):
+            continue
+        if old.pinned:
+            # A pinned preference is the person's own choice: never replace it silently.
+            outcome = Outcome(conflicts=(*outcome.conflicts, _open_conflict(conn, other_rowid, rowid, now)))
+        elif old.platform == new.platform:
+            q.set_status(conn, other_rowid, MemoryStatus.SUPERSEDED, now)
+            conn.execute("UPDATE memories SET superseded_by = ? WHERE rowid = ?", (new.id, other_rowid))
+            q.drop_vector(conn, other_rowid)
+            outcome = Outcome(superseded=(*outcome.superseded, old.id), conflicts=outcome.conflicts)
+        elif new.platform not in _platforms_of(conn, other_rowid):
+            outcome = Outcome(superseded=outcome.superseded, conflicts=(*outcome.conflicts, _open_conflict(conn, other_rowid, rowid, now)))
+    conn.execute("UPDATE memories SET processed = 1 WHERE rowid = ?", (rowid,))
+    if outcome.merged_into or outcome.superseded or outcome.conflicts:
+        bump_generation(conn)
+    return outcome
+
+
+def _neighbours(
+    conn: apsw.Connection, rowid: int, bucket: Bucket, vector: np.ndarray | None
+) -> list[tuple[int, float | None]]:
+    if vector is not None:
+        return [(r, s) for r, s in q.nearest(conn, vector, 12, bucket=bucket) if r != rowid]
+    if bucket is not Bucket.PREFERENCE:
+        return []
+    # No vectors: compare with the most recent preferences by words alone.
+    return [
+        (int(r), None)
+        for (r,) in conn.execute(
+            "SELECT rowid FROM memories WHERE status = 'active' AND bucket = 'preference' AND rowid != ? "
+            "ORDER BY created_at DESC LIMIT 200",
+            (rowid,),
+        )
+    ]
+
+
+def _platforms_of(conn: apsw.Connection, rowid: int) -> set[str]:
+    return {str(p) for (p,) in conn.execute("SELECT platform FROM provenance WHERE memory_rowid = ?", (rowid,))}
+
+
+def _merge(conn: apsw.Connection, new_rowid: int, old_rowid: int, platform: str, now: float) -> None:
+    old_id = conn.execute("SELECT id FROM memories WHERE rowid = ?", (old_rowid,)).fetchone()[0]
+    conn.execute(
+        "UPDATE memories SET status = 'merged', superseded_by = ?, updated_at = ? WHERE rowid = ?",
+        (old_id, now, new_rowid),
+    )
+    q.drop_vector(conn, new_rowid)
+    conn.execute(
+        "UPDATE memories SET reference_count = reference_count + 1, last_referenced_at = ? WHERE rowid = ?",
+        (now, old_rowid),
+    )
+    q.add_provenance(conn, old_rowid, platform, now, "confirmed")
+
+
+def _open_conflict(conn: apsw.Connection, a_rowid: int, b_rowid: int, now: float) -> str:
+    existing = conn.execute(
+        "SELECT id FROM conflicts WHERE a_rowid = ? AND b_rowid = ?", (a_rowid, b_rowid)
+    ).fetchone()
+    if existing:
+        return str(existing[0])
+    cid = q.new_id("c")
+    conn.execute(
+        "INSERT INTO conflicts (id, a_rowid, b_rowid, status, created_at) VALUES (?, ?, ?, 'open', ?)",
+        (cid, a_rowid, b_rowid, now),
+    )
+    return cid

@@ -1,0 +1,408 @@
+"""Text embeddings: the ``Embedder`` port and its fastembed implementation.
+
+Everything in the core that needs vectors takes an ``Embedder``. ``FastEmbedEmbedder`` runs the
+ONNX model through fastembed; ``NullEmbedder`` stands in when no model is configured, so semantic
+search is off while text search and recency keep working.
+
+Nothing happens on import or construction: fastembed is imported (about a second) and the model
+loaded only by ``FastEmbedEmbedder.load()``, which the first ``embed()`` calls if nobody did earlier.
+Loading and embedding block, so callers keep them off the Qt thread and the event loop.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import enum
+import logging
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+import numpy as np
+import numpy.typing as npt
+
+from tallei_desktop.core.errors import BugError, ModelUnavailable
+
+if TYPE_CHECKING:
+    from fastembed import TextEmbedding
+
+__all__ = [
+    "BATCH_SIZE",
+    "DEFAULT_MODEL",
+    "DIM",
+    "Embedder",
+    "FastEmbedEmbedder",
+    "FloatArray",
+    "ModelState",
+    "NullEmbedder",
+    "cosine",
+]
+
+#: The model fastembed loads when nothing else is configured.
+DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+#: Width of the default model's vectors.
+DIM = 384
+#: Texts per ONNX run; small batches pad less when lengths vary.
+BATCH_SIZE = 64
+
+#: Every vector and matrix that crosses the port.
+FloatArray = npt.NDArray[np.float32]
+
+_log = logging.getLogger(__name__)
+
+_KNOWN_DIMS = {DEFAULT_MODEL.lower(): DIM}
+_MAX_REASON_CHARS = 200
+
+
+class ModelState(enum.StrEnum):
+    """Where an embedder stands; only ``READY`` embeds."""
+
+    NOT_LOADED = "not loaded"
+    LOADING = "loading"
+    READY = "ready"
+    UNAVAILABLE = "unavailable"
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Turns texts into L2-normalised float32 vectors of a fixed width.
+
+    Implementations are safe to call from several threads at once.
+    """
+
+    @property
+    def name(self) -> str:
+        """The model's name, stored beside each vector to tell models apart."""
+        ...
+
+    @property
+    def dim(self) -> int:
+        """The width of every vector this embedder returns."""
+        ...
+
+    @property
+    def state(self) -> ModelState:
+        """Whether the model is loaded, loading, unusable or not yet asked for."""
+        ...
+
+    @property
+    def detail(self) -> str:
+        """One plain sentence: where the model came from, or why it is unavailable."""
+        ...
+
+    def embed(self, texts: Sequence[str]) -> FloatArray:
+        """Embed ``texts`` in order.
+
+        Returns a float32 matrix of shape ``(len(texts), dim)`` whose rows have unit length.
+        Raises ``ModelUnavailable`` when no model can be used.
+        """
+        ...
+
+    def embed_query(self, text: str) -> FloatArray:
+        """Embed one text: a float32 unit vector of shape ``(dim,)``; raises ``ModelUnavailable``."""
+        ...
+
+
+def cosine(a: FloatArray, b: FloatArray) -> float:
+    """Cosine similarity of two unit vectors (their dot product), in ``[-1, 1]``.
+
+    Both must already be L2-normalised, as every ``Embedder`` returns them.
+    """
+    return float(np.dot(a, b))
+
+
+def _normalised(matrix: npt.ArrayLike) -> FloatArray:
+    rows = np.array(matrix, dtype=np.float32, ndmin=2)
+    norms = np.linalg.norm(rows, axis=1, keepdims=True)
+    # A zero row stays zero rather than turning into NaNs.
+    np.divide(rows, norms, out=rows, where=norms > 0)
+    return rows
+
+
+def _check_texts(texts: Sequence[str]) -> None:
+    # A str is itself a Sequence[str]: embedding its characters one by one is never meant.
+    if isinstance(texts, str):
+        raise TypeError("embed() takes a sequence of texts; use embed_query() for one text.")
+
+
+def _reason(exc: BaseException) -> str:
+    text = (str(exc).strip().splitlines() or [type(exc).__name__])[0].rstrip(".")
+    if len(text) > _MAX_REASON_CHARS:
+        text = text[: _MAX_REASON_CHARS - 1] + "…"
+    return text
+
+
+class FastEmbedEmbedder:
+    """The fastembed (ONNX) embedder; ``DEFAULT_MODEL`` unless told otherwise.
+
+    Where the model comes from:
+
+    - ``model_dir`` given: that folder, which must hold ``model.onnx`` and the tokenizer files;
+      nothing is downloaded.
+    - otherwise fastembed's model cache (``cache_dir``, or fastembed's default). A model missing
+      from the cache is downloaded on first use when ``allow_download`` is true (fastembed shows
+      its progress and retries a few times, so an offline failure takes tens of seconds) and
+      reported unavailable when it is false.
+
+    The model loads once, on ``load()`` or the first ``embed()``. A failed load is final for this
+    object: ``state`` becomes ``UNAVAILABLE``, ``detail`` says why, and every later call raises
+    the same ``ModelUnavailable`` at once instead of trying again; build a new embedder to retry.
+    Safe to share between threads.
+    """
+
+    def __init__(
+        self,
+        model_name: str = DEFAULT_MODEL,
+        *,
+        model_dir: Path | None = None,
+        cache_dir: Path | None = None,
+        threads: int | None = None,
+        allow_download: bool = True,
+        batch_size: int = BATCH_SIZE,
+    ) -> None:
+        """Remember the configuration; does no I/O and imports nothing.
+
+        ``threads`` caps onnxruntime's threads (``None``: one per core). ``batch_size`` is the
+        number of texts per ONNX run.
+        """
+        if batch_size < 1:
+            raise ValueError(f"batch_size must be at least 1, not {batch_size}.")
+        self._name = model_name
+        self._model_dir = model_dir
+        self._cache_dir = cache_dir
+        self._threads = threads
+        self._allow_download = allow_download
+        self._batch_size = batch_size
+        self._lock = threading.Lock()
+        self._model: TextEmbedding | None = None
+        self._dim: int | None = _KNOWN_DIMS.get(model_name.lower())
+        self._state = ModelState.NOT_LOADED
+        self._detail = f"The embedding model {model_name} has not been loaded yet."
+
+    def __repr__(self) -> str:
+        return f"FastEmbedEmbedder({self._name!r}, state={self._state.value!r})"
+
+    @property
+    def name(self) -> str:
+        """The fastembed model name, e.g. ``DEFAULT_MODEL``."""
+        return self._name
+
+    @property
+    def dim(self) -> int:
+        """The vector width.
+
+        Known without loading for ``DEFAULT_MODEL``; for any other model, reading it before the
+        model is loaded loads it (and may raise ``ModelUnavailable``).
+        """
+        if self._dim is None:
+            self.load()
+        if self._dim is None:
+            raise BugError("The embedding model loaded without recording its vector width.")
+        return self._dim
+
+    @property
+    def state(self) -> ModelState:
+        """The current ``ModelState``; reading it never blocks."""
+        return self._state
+
+    @property
+    def detail(self) -> str:
+        """One plain sentence for the person: where the model came from, or why it is unusable."""
+        return self._detail
+
+    def load(self) -> None:
+        """Load the model if it is not loaded yet; return at once if it is.
+
+        Concurrent callers wait for a single load. Raises ``ModelUnavailable`` (with the message
+        that ``detail`` then repeats) if the model cannot be loaded, now or in an earlier call.
+        """
+        if self._state is ModelState.READY:
+            return
+        with self._lock:
+            # Re-read under the lock: another caller may have finished loading while we waited.
+            settled = self.state
+            if settled is ModelState.READY:
+                return
+            if settled is ModelState.UNAVAILABLE:
+                raise ModelUnavailable(self._detail)
+            self._detail = f"Loading the embedding model {self._name} from {self._source()}."
+            self._state = ModelState.LOADING
+            try:
+                model, dim = self._open()
+            except ModelUnavailable as exc:
+                self._detail = str(exc)
+                self._state = ModelState.UNAVAILABLE
+                raise
+            self._model = model
+            self._dim = dim
+            self._detail = f"Semantic search uses {self._name}, loaded from {self._source()}."
+            # Last, so that a reader who sees READY also sees the model.
+            self._state = ModelState.READY
+
+    def preload_in_background(self) -> threading.Thread:
+        """Start loading on a daemon thread and return it (already started).
+
+        A failure is not raised: it is recorded in ``state`` and ``detail``.
+        """
+        thread = threading.Thread(target=self._preload, name="tallei-embedder-load", daemon=True)
+        thread.start()
+        return thread
+
+    def embed(self, texts: Sequence[str]) -> FloatArray:
+        """Embed ``texts`` in batches, loading the model first if needed.
+
+        Returns a float32 ``(len(texts), dim)`` matrix of unit rows. Text longer than the model's
+        window (256 tokens for the default) is truncated by its tokenizer. Raises
+        ``ModelUnavailable`` when the model cannot be loaded.
+        """
+        _check_texts(texts)
+        self.load()
+        model = self._model
+        if model is None or self._dim is None:
+            raise BugError("The embedding model is marked ready but was never stored.")
+        if not texts:
+            return np.zeros((0, self._dim), dtype=np.float32)
+        rows = list(model.embed(list(texts), batch_size=self._batch_size))
+        return _normalised(np.stack(rows))
+
+    def embed_query(self, text: str) -> FloatArray:
+        """Embed one text: a float32 unit vector of shape ``(dim,)``; see ``embed``."""
+        vector: FloatArray = self.embed([text])[0]
+        return vector
+
+    def _preload(self) -> None:
+        with contextlib.suppress(ModelUnavailable):
+            self.load()
+
+    def _source(self) -> str:
+        if self._model_dir is not None:
+            return f"the folder {self._model_dir}"
+        if self._cache_dir is not None:
+            return f"the model cache in {self._cache_dir}"
+        return "fastembed's model cache"
+
+    def _open(self) -> tuple[TextEmbedding, int]:
+        """Import fastembed, find the model files, load them and embed once to prove they work."""
+        if self._model_dir is not None and not (self._model_dir / "model.onnx").is_file():
+            raise ModelUnavailable(
+                f"The embedding model cannot be loaded because {self._model_dir} holds no "
+                f"model.onnx; point TALLEI_MODEL_DIR at a folder with the ONNX export of "
+                f"{self._name} and its tokenizer files."
+            )
+        try:
+            from fastembed import TextEmbedding
+        except ImportError as exc:
+            raise ModelUnavailable(
+                "The embedding model cannot be loaded because the fastembed package is missing "
+                f"({_reason(exc)}); reinstall Tallei desktop to restore semantic search."
+            ) from exc
+
+        supported = {entry["model"].lower() for entry in TextEmbedding.list_supported_models()}
+        if self._name.lower() not in supported:
+            raise ModelUnavailable(
+                f"The embedding model {self._name} is not one fastembed can run; configure a "
+                f"supported model such as {DEFAULT_MODEL}."
+            )
+        expected_dim = TextEmbedding.get_embedding_size(self._name)
+
+        # fastembed, onnxruntime and tokenizers signal broken or missing files with plain
+        # Exception subclasses, so the two calls into them are caught broadly; whatever went
+        # wrong, the result is the same: no model, reported in one sentence, traceback logged.
+        try:
+            # lazy_load keeps this call to locating (or downloading) the files, so its failures
+            # can be told apart from failures to load them.
+            model = TextEmbedding(
+                self._name,
+                cache_dir=None if self._cache_dir is None else str(self._cache_dir),
+                threads=self._threads,
+                lazy_load=True,
+                local_files_only=self._model_dir is not None or not self._allow_download,
+                specific_model_path=None if self._model_dir is None else str(self._model_dir),
+            )
+        except Exception as exc:
+            _log.warning("Could not find the embedding model %s.", self._name, exc_info=True)
+            raise ModelUnavailable(self._not_found_message()) from exc
+
+        try:
+            probe = list(model.embed(["warm-up"], batch_size=1))
+        except Exception as exc:
+            _log.warning("Could not load the embedding model %s.", self._name, exc_info=True)
+            raise ModelUnavailable(
+                f"The embedding model in {self._source()} could not be loaded ({_reason(exc)}); "
+                f"replace the model files or point TALLEI_MODEL_DIR at a working copy of "
+                f"{self._name}."
+            ) from exc
+
+        dim = int(probe[0].shape[-1]) if probe else 0
+        if dim != expected_dim:
+            raise ModelUnavailable(
+                f"The embedding model in {self._source()} gives {dim}-dimensional vectors where "
+                f"{self._name} should give {expected_dim}; point TALLEI_MODEL_DIR at a folder "
+                "that holds that model."
+            )
+        _log.info("Loaded the embedding model %s from %s.", self._name, self._source())
+        return model, dim
+
+    def _not_found_message(self) -> str:
+        if self._model_dir is not None:
+            return (
+                f"The embedding model in {self._model_dir} could not be opened; point "
+                f"TALLEI_MODEL_DIR at a folder with the ONNX export of {self._name} and its "
+                "tokenizer files."
+            )
+        if self._allow_download:
+            return (
+                f"The embedding model {self._name} could not be downloaded (is this computer "
+                "offline?); to work without a download, point TALLEI_MODEL_DIR at a local "
+                "folder that holds the model."
+            )
+        return (
+            f"The embedding model {self._name} is not in {self._source()} and downloading it is "
+            "turned off; point TALLEI_MODEL_DIR at a local folder that holds the model."
+        )
+
+
+class NullEmbedder:
+    """The embedder used when no model is configured: always unavailable, never loads anything.
+
+    ``embed`` and ``embed_query`` always raise ``ModelUnavailable``; callers fall back on text
+    search and recency.
+    """
+
+    _DETAIL = "Semantic search is off: no embedding model is configured."
+
+    def __init__(self, dim: int = DIM) -> None:
+        """``dim`` is only reported, so that vector tables keep one width either way."""
+        self._dim = dim
+
+    def __repr__(self) -> str:
+        return "NullEmbedder()"
+
+    @property
+    def name(self) -> str:
+        """Always ``"none"``."""
+        return "none"
+
+    @property
+    def dim(self) -> int:
+        """The width given at construction (``DIM`` by default)."""
+        return self._dim
+
+    @property
+    def state(self) -> ModelState:
+        """Always ``ModelState.UNAVAILABLE``."""
+        return ModelState.UNAVAILABLE
+
+    @property
+    def detail(self) -> str:
+        """Says that semantic search is off because no model is configured."""
+        return self._DETAIL
+
+    def embed(self, texts: Sequence[str]) -> FloatArray:
+        """Always raises ``ModelUnavailable``."""
+        raise ModelUnavailable(self._DETAIL)
+
+    def embed_query(self, text: str) -> FloatArray:
+        """Always raises ``ModelUnavailable``."""
+        raise ModelUnavailable(self._DETAIL)

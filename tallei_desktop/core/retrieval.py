@@ -1,0 +1,226 @@
+"""The store side of recall: which memories each bucket considers, read in one snapshot.
+
+:func:`build_recall` gathers candidates with SQL (bucket scans, BM25, vector k-NN, recency) and hands
+them to the pure scoring in :mod:`tallei_desktop.core.recall`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+import apsw
+import numpy as np
+
+from tallei_desktop.core import recall as r
+from tallei_desktop.core.models import Bucket, RecallItem, RecallMode, RecallResult
+from tallei_desktop.core.store import queries as q
+
+__all__ = ["Budgets", "RecallBuild", "build_recall", "text_hits", "vector_hits"]
+
+VECTOR_K = 25
+BM25_K = 15
+RECENT_K = 5
+#: Cosine similarity from which a memory counts as matching the query (MiniLM: related ≈ 0.4–0.6).
+MATCH_SIMILARITY = 0.45
+#: An older event or an archived memory joins a dump-all only when it matches at least this well.
+EXTRA_SIMILARITY = 0.50
+#: Short-term order: recency, nudged by how well the memory matches the query.
+SHORT_TERM_MATCH_WEIGHT = 0.3
+
+
+@dataclass(frozen=True, slots=True)
+class Budgets:
+    preference: int
+    long_term: int
+    short_term: int
+    short_term_days: int
+
+
+@dataclass(frozen=True, slots=True)
+class RecallBuild:
+    result: RecallResult
+    hit_rowids: tuple[int, ...]  # the returned memories that matched the query: their references grow
+
+
+def text_hits(conn: apsw.Connection, query: str, where: str, params: tuple[object, ...], k: int) -> dict[int, float]:
+    """rowid -> raw bm25() of the best ``k`` text matches among memories satisfying ``where``."""
+    match = q.fts_query(query)
+    if match is None:
+        return {}
+    sql = (
+        "SELECT f.rowid, bm25(memory_fts) AS score FROM memory_fts f JOIN memories m ON m.rowid = f.rowid "
+        f"WHERE memory_fts MATCH ? AND {where} ORDER BY score LIMIT ?"
+    )
+    return {int(rowid): float(score) for rowid, score in conn.execute(sql, (match, *params, k))}
+
+
+def vector_hits(conn: apsw.Connection, vector: np.ndarray | None, k: int) -> dict[int, float]:
+    """rowid -> cosine similarity of the ``k`` nearest non-preference vectors."""
+    if vector is None:
+        return {}
+    blob = np.asarray(vector, dtype=np.float32).tobytes()
+    cur = conn.execute(
+        "SELECT rowid, distance FROM memory_vectors WHERE embedding MATCH ? AND k = ? AND bucket != 'preference'",
+        (blob, k),
+    )
+    return {int(rowid): 1.0 - float(dist) for rowid, dist in cur}
+
+
+def build_recall(
+    conn: apsw.Connection,
+    *,
+    query: str,
+    query_vector: np.ndarray | None,
+    semantic: bool,
+    budgets: Budgets,
+    now: datetime,
+) -> RecallBuild:
+    cutoff = (now - timedelta(days=budgets.short_term_days)).timestamp()
+    vec = vector_hits(conn, query_vector, VECTOR_K)
+
+    # Preferences: pinned first, then the most referenced, then the newest.
+    pref_rows = q.fetch_rows(
+        conn,
+        "WHERE m.status = 'active' AND m.bucket = 'preference' "
+        "ORDER BY m.pinned DESC, m.reference_count DESC, m.updated_at DESC LIMIT 400",
+    )
+    preferences = r.fill_budget((r.Candidate(row.memory, None) for row in pref_rows), budgets.preference)
+    pref_rowids = {row.memory.id: row.rowid for row in pref_rows}
+    pref_hits = text_hits(conn, query, "m.status = 'active' AND m.bucket = 'preference'", (), BM25_K)
+
+    # Long-term pool: active long-term, plus older events/notes and archived memories that match.
+    older = "((m.status = 'active' AND m.bucket = 'short_term' AND m.occurred_at < ?) OR m.status = 'archived')"
+    lt_where = f"((m.status = 'active' AND m.bucket = 'long_term') OR ({older} AND m.bucket != 'preference'))"
+    bm25_raw = text_hits(conn, query, lt_where, (cutoff,), BM25_K)
+    (total_tokens,) = conn.execute(
+        "SELECT COALESCE(SUM((length(content) + 3) / 4), 0) FROM memories "
+        "WHERE status = 'active' AND bucket = 'long_term'"
+    ).fetchone()
+
+    extra_ids = set(bm25_raw) | {rid for rid, sim in vec.items() if sim >= EXTRA_SIMILARITY}
+    extras = q.fetch_by_rowids(conn, sorted(extra_ids))
+    extras = {
+        rid: row for rid, row in extras.items()
+        if row.memory.status == "archived"
+        or (row.memory.bucket is Bucket.SHORT_TERM and row.memory.occurred_at.timestamp() < cutoff)
+    }
+    extra_tokens = sum(r.estimate_tokens(row.memory.content) for row in extras.values())
+    bm25 = r.normalise_bm25(bm25_raw)
+
+    def score(row: q.Row) -> float:
+        return r.hybrid_score(
+            vector=vec.get(row.rowid, 0.0),
+            bm25=bm25.get(row.rowid, 0.0),
+            activity_=r.activity(row.memory, now),
+            semantic=semantic,
+        )
+
+    if int(total_tokens) + extra_tokens <= budgets.long_term:
+        mode = RecallMode.DUMP_ALL
+        lt_rows = q.fetch_rows(
+            conn,
+            "WHERE m.status = 'active' AND m.bucket = 'long_term' "
+            "ORDER BY m.pinned DESC, m.reference_count DESC, m.updated_at DESC",
+        )
+        ranked_extras = sorted(extras.values(), key=score, reverse=True)
+        long_term = [r.Candidate(row.memory, None) for row in lt_rows]
+        long_term += [r.Candidate(row.memory, score(row)) for row in ranked_extras]
+        lt_by_id = {row.memory.id: row.rowid for row in [*lt_rows, *ranked_extras]}
+    else:
+        mode = RecallMode.HYBRID
+        recent = [
+            int(rid)
+            for (rid,) in conn.execute(
+                "SELECT rowid FROM memories WHERE status = 'active' AND bucket = 'long_term' "
+                "ORDER BY created_at DESC LIMIT ?",
+                (RECENT_K,),
+            )
+        ]
+        pool_ids = {rid for rid in vec} | set(bm25_raw) | set(recent)
+        pool = [
+            row for row in q.fetch_by_rowids(conn, sorted(pool_ids)).values()
+            if (row.memory.status == "active" and row.memory.bucket is Bucket.LONG_TERM) or row.rowid in extras
+        ]
+        ranked = sorted(pool, key=lambda row: (row.memory.pinned, score(row)), reverse=True)
+        long_term = [r.Candidate(row.memory, round(score(row), 4)) for row in ranked]
+        lt_by_id = {row.memory.id: row.rowid for row in ranked}
+    long_term = r.fill_budget(long_term, budgets.long_term)
+
+    # Short-term: the recent window, newest first with a decay penalty, nudged by matching the query.
+    st_rows = q.fetch_rows(
+        conn,
+        "WHERE m.status = 'active' AND m.bucket = 'short_term' AND m.occurred_at >= ? "
+        "ORDER BY m.occurred_at DESC LIMIT 1000",
+        (cutoff,),
+    )
+    st_bm25 = r.normalise_bm25(
+        text_hits(conn, query, "m.status = 'active' AND m.bucket = 'short_term' AND m.occurred_at >= ?", (cutoff,), BM25_K)
+    )
+
+    def st_score(row: q.Row) -> float:
+        match = max(st_bm25.get(row.rowid, 0.0), vec.get(row.rowid, 0.0))
+        return r.recency(row.memory.occurred_at, now) + SHORT_TERM_MATCH_WEIGHT * match
+
+    st_sorted = sorted(st_rows, key=st_score, reverse=True)
+    short_term = r.fill_budget((r.Candidate(row.memory, round(st_score(row), 4)) for row in st_sorted), budgets.short_term)
+    st_by_id = {row.memory.id: row.rowid for row in st_rows}
+
+    # Attach provenance and open conflicts to what is returned.
+    rowid_of = {**pref_rowids, **lt_by_id, **st_by_id}
+    chosen = [c.memory for c in (*preferences, *long_term, *short_term)]
+    with_prov = {
+        row.memory.id: row.memory
+        for row in q.load_provenance(conn, (q.Row(rowid_of[m.id], m) for m in chosen))
+    }
+    conflicts = _open_conflicts(conn, [rowid_of[m.id] for m in chosen])
+
+    def items(cands: list[r.Candidate]) -> tuple[RecallItem, ...]:
+        return tuple(
+            RecallItem(with_prov[c.memory.id], c.score, tuple(cid for cid, _ in conflicts.get(c.memory.id, ())))
+            for c in cands
+        )
+
+    buckets = (items(preferences), items(long_term), items(short_term))
+    per_memory = {(mid, cid): other for mid, pairs in conflicts.items() for cid, other in pairs}
+    text = r.render(
+        query=query,
+        buckets=buckets,
+        mode=mode,
+        semantic=semantic,
+        short_term_days=budgets.short_term_days,
+        conflicts=per_memory,
+    )
+    open_conflicts = int(conn.execute("SELECT count(*) FROM conflicts WHERE status = 'open'").fetchone()[0])
+
+    matched = set(pref_hits) | set(bm25_raw) | set(st_bm25) | {rid for rid, s in vec.items() if s >= MATCH_SIMILARITY}
+    hits = tuple(rowid_of[m.id] for m in chosen if rowid_of[m.id] in matched)
+    result = RecallResult(
+        query=query,
+        preferences=buckets[0],
+        long_term=buckets[1],
+        short_term=buckets[2],
+        long_term_mode=mode,
+        semantic_search=semantic,
+        text=text,
+        open_conflicts=open_conflicts,
+    )
+    return RecallBuild(result, hits)
+
+
+def _open_conflicts(conn: apsw.Connection, rowids: list[int]) -> dict[str, list[tuple[str, tuple[str, str]]]]:
+    """memory id -> [(conflict id, (other memory id, other platform))] for open conflicts."""
+    if not rowids:
+        return {}
+    marks = ",".join("?" * len(rowids))
+    sql = (
+        "SELECT c.id, a.id, a.platform, b.id, b.platform FROM conflicts c "
+        "JOIN memories a ON a.rowid = c.a_rowid JOIN memories b ON b.rowid = c.b_rowid "
+        f"WHERE c.status = 'open' AND (c.a_rowid IN ({marks}) OR c.b_rowid IN ({marks}))"
+    )
+    out: dict[str, list[tuple[str, tuple[str, str]]]] = {}
+    for cid, a_id, a_pf, b_id, b_pf in conn.execute(sql, (*rowids, *rowids)):
+        out.setdefault(str(a_id), []).append((str(cid), (str(b_id), str(b_pf))))
+        out.setdefault(str(b_id), []).append((str(cid), (str(a_id), str(a_pf))))
+    return out
+

@@ -1,0 +1,600 @@
+"""MemoryService: the one facade that the CLI, the MCP server and the GUI call.
+
+All methods are synchronous and thread-safe; they block on SQLite (and, for recall, on embedding the
+query), so async callers run them in a worker thread. ``save`` returns once the memory is committed;
+the slow part (embedding, dedup, supersede, conflicts) happens on the background worker.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
+
+import apsw
+import cachetools
+import numpy as np
+
+from tallei_desktop.core import conflicts as lifecycle
+from tallei_desktop.core import validate as v
+from tallei_desktop.core.classify import classify
+from tallei_desktop.core.embeddings import Embedder, ModelState
+from tallei_desktop.core.errors import InvalidInput, ModelUnavailable, NotFound
+from tallei_desktop.core.models import (
+    Bucket,
+    Conflict,
+    ConflictResolution,
+    Memory,
+    MemoryStatus,
+    MemoryType,
+    RecallResult,
+    SaveResult,
+    SearchHit,
+    StoreStatus,
+    bucket_for,
+)
+from tallei_desktop.core.recall import normalise_bm25
+from tallei_desktop.core.retrieval import Budgets, build_recall, text_hits
+from tallei_desktop.core.store import queries as q
+from tallei_desktop.core.store.database import Database, bump_generation
+from tallei_desktop.core.worker import BackgroundWorker
+
+__all__ = ["Clock", "MemoryService"]
+
+log = logging.getLogger(__name__)
+
+Clock = Callable[[], datetime]
+
+#: Short-term memories referenced this often graduate to long-term.
+PROMOTE_AT = 3
+#: Long-term memories untouched this long are archived.
+ARCHIVE_AFTER = timedelta(days=365)
+#: A cached recall is recomputed after this long even if nothing changed (recency moves on).
+CACHE_TTL_S = 300.0
+EMBED_BATCH = 32
+MAINTENANCE_EVERY_S = 3_600.0
+
+
+def _utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+@dataclass(slots=True)
+class _Cached:
+    generation: int
+    at: float
+    build_hits: tuple[int, ...]
+    result: RecallResult
+
+
+class MemoryService:
+    def __init__(
+        self,
+        db: Database,
+        embedder: Embedder,
+        *,
+        budgets: Budgets,
+        clock: Clock = _utcnow,
+        cache_size: int = 256,
+    ) -> None:
+        self.db = db
+        self.embedder = embedder
+        self.budgets = budgets
+        self._clock = clock
+        self._cache: cachetools.LRUCache[str, _Cached] = cachetools.LRUCache(maxsize=cache_size)
+        self._cache_lock = threading.Lock()
+        self._bumps: Counter[int] = Counter()
+        self._bumps_lock = threading.Lock()
+        self._last_maintenance = 0.0
+        self._worker: BackgroundWorker | None = None
+
+    # -- lifecycle -----------------------------------------------------------------------------
+
+    def start_background(self, *, poll_s: float = 2.0) -> None:
+        """Start the worker that finishes pending saves (idempotent)."""
+        if self._worker is None:
+            self._worker = BackgroundWorker(self._background_round, poll_s=poll_s)
+            self._worker.start()
+
+    def wait_idle(self, timeout: float = 30.0) -> bool:
+        """Wait for the background worker to finish everything pending (for tests and shutdown)."""
+        if self._worker is None:
+            self.drain()
+            return True
+        return self._worker.wait_idle(timeout)
+
+    def drain(self) -> None:
+        """Do all pending background work now, in the calling thread."""
+        while self._background_round():
+            pass
+
+    def close(self) -> None:
+        """Stop the worker, write out pending reference bumps, close the store. Idempotent."""
+        if self._worker is not None:
+            self._worker.stop()
+            self._worker = None
+        try:
+            self._flush_bumps()
+        finally:
+            self.db.close()
+
+    def now(self) -> datetime:
+        return self._clock()
+
+    # -- saving ----------------------------------------------------------------------------------
+
+    def save(
+        self,
+        content: str,
+        *,
+        type: str | MemoryType | None = None,
+        platform: str | None = None,
+        pinned: bool = False,
+        occurred_at: datetime | None = None,
+    ) -> SaveResult:
+        """Commit a memory durably and return; embedding and lifecycle checks follow in the background.
+
+        Text already stored (same words, case and spacing aside) confirms that memory instead.
+        """
+        text = v.clean_content(content)
+        mtype = v.parse_type(type) if type is not None else classify(text)
+        bucket = bucket_for(mtype)
+        source = v.clean_platform(platform)
+        now_dt = self.now()
+        now = now_dt.timestamp()
+        when = v.to_utc(occurred_at).timestamp() if occurred_at is not None else now
+        digest = q.norm_hash(text)
+        with self.db.write() as conn:
+            same = q.fetch_rows(conn, "WHERE m.norm_hash = ? AND m.status = 'active' LIMIT 1", (digest,))
+            if same:
+                row = same[0]
+                conn.execute(
+                    "UPDATE memories SET reference_count = reference_count + 1, last_referenced_at = ?, "
+                    "pinned = max(pinned, ?) WHERE rowid = ?",
+                    (now, int(pinned), row.rowid),
+                )
+                q.add_provenance(conn, row.rowid, source, now, "confirmed")
+                bump_generation(conn)
+                m = row.memory
+                result = SaveResult(m.id, m.type, m.bucket, True, m.reference_count + 1)
+            else:
+                mid = q.new_id()
+                conn.execute(
+                    "INSERT INTO memories (id, content, norm_hash, type, bucket, platform, created_at, updated_at,"
+                    " occurred_at, pinned) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (mid, text, digest, str(mtype), str(bucket), source, now, now, when, int(pinned)),
+                )
+                q.add_provenance(conn, conn.last_insert_rowid(), source, now, "saved")
+                bump_generation(conn)
+                result = SaveResult(mid, mtype, bucket, False, 1)
+        if self._worker is not None:
+            self._worker.wake()
+        return result
+
+    # -- recall and search ---------------------------------------------------------------------
+
+    @property
+    def semantic_search(self) -> bool:
+        return self.embedder.state is not ModelState.UNAVAILABLE
+
+    def _query_vector(self, query: str) -> np.ndarray | None:
+        if not query or self.embedder.state is ModelState.UNAVAILABLE:
+            return None
+        try:
+            return self.embedder.embed_query(query)
+        except ModelUnavailable:
+            log.warning("semantic search is off: %s", self.embedder.detail)
+            return None
+
+    def recall(self, query: str = "") -> RecallResult:
+        """The three-bucket context for ``query``. Never stale: any change to the store invalidates it."""
+        text = v.clean_query(query)
+        key = text.casefold()
+        generation = self.db.generation()
+        with self._cache_lock:
+            cached = self._cache.get(key)
+        if (
+            cached is not None
+            and cached.generation == generation
+            and time.monotonic() - cached.at < CACHE_TTL_S
+            and cached.result.semantic_search == self.semantic_search
+        ):
+            self._queue_bumps(cached.build_hits)
+            return cached.result
+        vector = self._query_vector(text)
+        now = self.now()
+        with self.db.read() as conn:
+            generation = int(conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()[0])
+            build = build_recall(
+                conn,
+                query=text,
+                query_vector=vector,
+                semantic=vector is not None or (not text and self.semantic_search),
+                budgets=self.budgets,
+                now=now,
+            )
+        with self._cache_lock:
+            self._cache[key] = _Cached(generation, time.monotonic(), build.hit_rowids, build.result)
+        self._queue_bumps(build.hit_rowids)
+        return build.result
+
+    def search(
+        self,
+        query: str,
+        *,
+        limit: int = 10,
+        types: Sequence[str] | None = None,
+        buckets: Sequence[str] | None = None,
+        include_archived: bool = False,
+    ) -> list[SearchHit]:
+        """Memories matching ``query`` by words and meaning, best first (all buckets, any age)."""
+        text = v.clean_query(query)
+        if not text:
+            raise InvalidInput("The search query is empty; say what to look for.")
+        if not 1 <= limit <= 100:
+            raise InvalidInput("The limit must be between 1 and 100.")
+        type_set = {v.parse_type(t) for t in types} if types else None
+        bucket_set = {v.parse_bucket(b) for b in buckets} if buckets else None
+        statuses = ("'active', 'archived'" if include_archived else "'active'")
+        vector = self._query_vector(text)
+        with self.db.read() as conn:
+            raw_bm25 = text_hits(conn, text, f"m.status IN ({statuses})", (), max(limit * 3, 30))
+            vec = dict(q.nearest(conn, vector, max(limit * 3, 30))) if vector is not None else {}
+            bm25 = normalise_bm25(raw_bm25)
+            rows = q.fetch_by_rowids(conn, sorted(set(vec) | set(bm25)))
+            hits = []
+            for rowid, row in rows.items():
+                m = row.memory
+                if m.status not in (MemoryStatus.ACTIVE, MemoryStatus.ARCHIVED):
+                    continue
+                if m.status is MemoryStatus.ARCHIVED and not include_archived:
+                    continue
+                if (type_set and m.type not in type_set) or (bucket_set and m.bucket not in bucket_set):
+                    continue
+                similarity = max(0.0, vec.get(rowid, 0.0))
+                score = 0.6 * similarity + 0.4 * bm25.get(rowid, 0.0) if vector is not None else bm25.get(rowid, 0.0)
+                if rowid in bm25 or similarity >= 0.3:
+                    hits.append((score, row))
+            hits.sort(key=lambda h: h[0], reverse=True)
+            top = q.load_provenance(conn, (row for _, row in hits[:limit]))
+        scores = {row.rowid: s for s, row in hits[:limit]}
+        return [SearchHit(row.memory, round(scores[row.rowid], 4)) for row in top]
+
+    # -- listing and editing ---------------------------------------------------------------------
+
+    def get(self, memory_id: str) -> Memory:
+        mid = v.clean_id(memory_id)
+        with self.db.read() as conn:
+            row = q.fetch_by_id(conn, mid)
+            if row is None:
+                raise NotFound(f"No memory has the id {mid}.")
+            return q.load_provenance(conn, [row])[0].memory
+
+    def list(
+        self,
+        *,
+        bucket: str | None = None,
+        type: str | None = None,
+        platform: str | None = None,
+        status: str = "active",
+        limit: int = 50,
+        offset: int = 0,
+    ) -> list[Memory]:
+        """Memories, newest first, filtered by bucket, type, platform and status."""
+        if not 1 <= limit <= 500 or offset < 0:
+            raise InvalidInput("The limit must be between 1 and 500 and the offset 0 or more.")
+        try:
+            state = MemoryStatus(status)
+        except ValueError:
+            names = ", ".join(s.value for s in MemoryStatus)
+            raise InvalidInput(f"Unknown status {status[:40]!r}; use one of: {names}.") from None
+        where = ["m.status = ?"]
+        params: list[object] = [str(state)]
+        if bucket is not None:
+            where.append("m.bucket = ?")
+            params.append(str(v.parse_bucket(bucket)))
+        if type is not None:
+            where.append("m.type = ?")
+            params.append(str(v.parse_type(type)))
+        if platform is not None:
+            where.append("m.platform = ?")
+            params.append(v.clean_platform(platform))
+        sql = "WHERE " + " AND ".join(where) + " ORDER BY m.pinned DESC, m.updated_at DESC, m.rowid DESC LIMIT ? OFFSET ?"
+        with self.db.read() as conn:
+            rows = q.fetch_rows(conn, sql, (*params, limit, offset))
+            return [row.memory for row in q.load_provenance(conn, rows)]
+
+    def _change(self, memory_id: str, apply: Callable[[apsw.Connection, q.Row, float], None]) -> Memory:
+        mid = v.clean_id(memory_id)
+        now = self.now().timestamp()
+        with self.db.write() as conn:
+            row = q.fetch_by_id(conn, mid)
+            if row is None:
+                raise NotFound(f"No memory has the id {mid}.")
+            apply(conn, row, now)
+            bump_generation(conn)
+            after = q.fetch_by_id(conn, mid)
+            assert after is not None
+            return q.load_provenance(conn, [after])[0].memory
+
+    def update(
+        self,
+        memory_id: str,
+        *,
+        content: str | None = None,
+        type: str | None = None,
+        pinned: bool | None = None,
+        platform: str | None = None,
+    ) -> Memory:
+        """Edit a memory's text, type or pin. New text is embedded again in the background."""
+        text = v.clean_content(content) if content is not None else None
+        mtype = v.parse_type(type) if type is not None else None
+        if text is None and mtype is None and pinned is None:
+            raise InvalidInput("Nothing to change: give new content, a type, or pinned.")
+        source = v.clean_platform(platform) if platform is not None else None
+
+        def apply(conn: apsw.Connection, row: q.Row, now: float) -> None:
+            c = conn
+            m = row.memory
+            if m.status not in (MemoryStatus.ACTIVE, MemoryStatus.ARCHIVED):
+                raise InvalidInput(f"Memory {m.id} is {m.status}; only active memories can be edited.")
+            new_type = mtype or m.type
+            new_bucket = bucket_for(new_type) if mtype is not None else m.bucket
+            c.execute(
+                "UPDATE memories SET content = ?, norm_hash = ?, type = ?, bucket = ?, pinned = ?, status = 'active', "
+                "updated_at = ?, embedded = CASE WHEN ? THEN 0 ELSE embedded END WHERE rowid = ?",
+                (
+                    text or m.content,
+                    q.norm_hash(text or m.content),
+                    str(new_type),
+                    str(new_bucket),
+                    int(m.pinned if pinned is None else pinned),
+                    now,
+                    int(text is not None and text != m.content),
+                    row.rowid,
+                ),
+            )
+            if text is not None and text != m.content:
+                q.drop_vector(c, row.rowid)
+            elif new_bucket is not m.bucket:
+                q.set_vector_bucket(c, row.rowid, new_bucket)
+            if text is not None and text != m.content:
+                q.add_provenance(c, row.rowid, source or m.platform, now, "edited")
+
+        memory = self._change(memory_id, apply)
+        if self._worker is not None:
+            self._worker.wake()
+        return memory
+
+    def pin(self, memory_id: str) -> Memory:
+        return self.update(memory_id, pinned=True)
+
+    def unpin(self, memory_id: str) -> Memory:
+        return self.update(memory_id, pinned=False)
+
+    def forget(self, memory_id: str) -> Memory:
+        """Soft-delete: the memory leaves recall and search but stays in the file until purged."""
+
+        def apply(conn: apsw.Connection, row: q.Row, now: float) -> None:
+            if row.memory.status is MemoryStatus.DELETED:
+                return
+            q.set_status(conn, row.rowid, MemoryStatus.DELETED, now)
+            q.drop_vector(conn, row.rowid)
+            conn.execute(
+                "UPDATE conflicts SET status = 'resolved', resolved_at = ?, resolution = 'forgotten' "
+                "WHERE status = 'open' AND (a_rowid = ? OR b_rowid = ?)",
+                (now, row.rowid, row.rowid),
+            )
+
+        return self._change(memory_id, apply)
+
+    def restore(self, memory_id: str) -> Memory:
+        """Undo a forget (or an archive): the memory is active again and re-embedded."""
+
+        def apply(conn: apsw.Connection, row: q.Row, now: float) -> None:
+            conn.execute(
+                "UPDATE memories SET status = 'active', superseded_by = NULL, updated_at = ?, embedded = 0 "
+                "WHERE rowid = ?",
+                (now, row.rowid),
+            )
+
+        memory = self._change(memory_id, apply)
+        if self._worker is not None:
+            self._worker.wake()
+        return memory
+
+    def purge(self, memory_id: str) -> None:
+        """Erase a memory for good: row, provenance, vector, text index and conflicts."""
+        mid = v.clean_id(memory_id)
+        with self.db.write() as conn:
+            row = q.fetch_by_id(conn, mid)
+            if row is None:
+                raise NotFound(f"No memory has the id {mid}.")
+            q.drop_vector(conn, row.rowid)
+            conn.execute("DELETE FROM memories WHERE rowid = ?", (row.rowid,))
+            bump_generation(conn)
+
+    # -- conflicts ---------------------------------------------------------------------------------
+
+    def conflicts(self, *, include_resolved: bool = False) -> list[Conflict]:
+        where = "" if include_resolved else "WHERE status = 'open'"
+        with self.db.read() as conn:
+            rows = list(conn.execute(f"SELECT {q.CONFLICT_COLUMNS} FROM conflicts {where} ORDER BY created_at DESC"))
+            return [q.conflict_from(conn, values) for values in rows]
+
+    def resolve_conflict(
+        self, conflict_id: str, resolution: str | ConflictResolution, *, content: str | None = None
+    ) -> Conflict:
+        """Settle a conflict: keep one side, keep both, or replace both with ``content``."""
+        cid = v.clean_id(conflict_id, "conflict")
+        try:
+            how = ConflictResolution(str(resolution))
+        except ValueError:
+            names = ", ".join(r.value for r in ConflictResolution)
+            raise InvalidInput(f"Unknown resolution {str(resolution)[:40]!r}; use one of: {names}.") from None
+        text = v.clean_content(content) if how is ConflictResolution.REPLACE else None
+        if content is not None and how is not ConflictResolution.REPLACE:
+            raise InvalidInput("Only the 'replace' resolution takes new content.")
+        now = self.now().timestamp()
+        with self.db.write() as conn:
+            found = conn.execute(f"SELECT {q.CONFLICT_COLUMNS} FROM conflicts WHERE id = ?", (cid,)).fetchone()
+            if found is None:
+                raise NotFound(f"No conflict has the id {cid}.")
+            conflict = q.conflict_from(conn, found)
+            if conflict.status != "open":
+                raise InvalidInput(f"Conflict {cid} is already resolved.")
+            a_rowid, b_rowid = int(found[1]), int(found[2])
+            drop: list[int] = []
+            if how is ConflictResolution.KEEP_FIRST:
+                drop = [b_rowid]
+            elif how is ConflictResolution.KEEP_SECOND:
+                drop = [a_rowid]
+            elif how is ConflictResolution.REPLACE:
+                drop = [a_rowid, b_rowid]
+                a = conflict.memory_a
+                mid = q.new_id()
+                conn.execute(
+                    "INSERT INTO memories (id, content, norm_hash, type, bucket, platform, created_at, updated_at,"
+                    " occurred_at, pinned, processed, reference_count) VALUES (?, ?, ?, ?, ?, 'tallei', ?, ?, ?, 1, 1, ?)",
+                    (mid, text, q.norm_hash(text or ""), str(a.type), str(a.bucket), now, now, now,
+                     max(a.reference_count, conflict.memory_b.reference_count)),
+                )
+                q.add_provenance(conn, conn.last_insert_rowid(), "tallei", now, "saved")
+            for rowid in drop:
+                q.set_status(conn, rowid, MemoryStatus.SUPERSEDED, now)
+                q.drop_vector(conn, rowid)
+            if how is ConflictResolution.KEEP_BOTH:
+                # Both stand, and pinning them stops the pair from being flagged again.
+                conn.execute("UPDATE memories SET pinned = 1 WHERE rowid IN (?, ?)", (a_rowid, b_rowid))
+            conn.execute(
+                "UPDATE conflicts SET status = 'resolved', resolved_at = ?, resolution = ? WHERE id = ?",
+                (now, str(how), cid),
+            )
+            bump_generation(conn)
+            done = conn.execute(f"SELECT {q.CONFLICT_COLUMNS} FROM conflicts WHERE id = ?", (cid,)).fetchone()
+            result = q.conflict_from(conn, done)
+        if self._worker is not None:
+            self._worker.wake()
+        return result
+
+    # -- status ------------------------------------------------------------------------------------
+
+    def status(self) -> StoreStatus:
+        with self.db.read() as conn:
+            counts = q.status_counts(conn)
+            pending = int(
+                conn.execute(
+                    "SELECT count(*) FROM memories WHERE processed = 0 "
+                    "OR (embedded = 0 AND status IN ('active', 'archived'))"
+                ).fetchone()[0]
+            )
+            open_conflicts = int(conn.execute("SELECT count(*) FROM conflicts WHERE status = 'open'").fetchone()[0])
+        return StoreStatus(
+            path=str(self.db.path),
+            key_source=self.db.key_source,
+            counts={str(b): counts.get(("active", str(b)), 0) for b in Bucket},
+            archived=sum(n for (s, _), n in counts.items() if s == "archived"),
+            deleted=sum(n for (s, _), n in counts.items() if s == "deleted"),
+            pending_embeddings=pending,
+            open_conflicts=open_conflicts,
+            semantic_search=self.semantic_search,
+            model_state=f"{self.embedder.state}: {self.embedder.detail}",
+            schema_version=self.db.schema_version,
+        )
+
+    # -- background work ---------------------------------------------------------------------------
+
+    def _queue_bumps(self, rowids: Sequence[int]) -> None:
+        if rowids:
+            with self._bumps_lock:
+                self._bumps.update(rowids)
+
+    def _flush_bumps(self) -> None:
+        with self._bumps_lock:
+            bumps, self._bumps = self._bumps, Counter()
+        if not bumps:
+            return
+        now = self.now().timestamp()
+        with self.db.write() as conn:
+            conn.executemany(
+                "UPDATE memories SET reference_count = reference_count + ?, last_referenced_at = ? WHERE rowid = ?",
+                [(n, now, rowid) for rowid, n in bumps.items()],
+            )
+            # A hit on an archived memory brings it back; a busy short-term memory graduates.
+            marks = ",".join("?" * len(bumps))
+            revived = conn.execute(
+                f"UPDATE memories SET status = 'active' WHERE status = 'archived' AND rowid IN ({marks}) RETURNING rowid",
+                tuple(bumps),
+            ).fetchall()
+            if self._promote(conn, now) or revived:
+                bump_generation(conn)
+
+    def _promote(self, conn: apsw.Connection, now: float) -> int:
+        promoted = conn.execute(
+            "UPDATE memories SET bucket = 'long_term', updated_at = ? WHERE status = 'active' "
+            "AND bucket = 'short_term' AND reference_count >= ? RETURNING rowid",
+            (now, PROMOTE_AT),
+        ).fetchall()
+        for (rowid,) in promoted:
+            q.set_vector_bucket(conn, int(rowid), Bucket.LONG_TERM)
+        return len(promoted)
+
+    def run_maintenance(self) -> tuple[int, int]:
+        """Promote busy short-term memories and archive long-term ones untouched for a year.
+
+        Returns (promoted, archived). Runs on the worker about hourly; callable directly.
+        """
+        now_dt = self.now()
+        now = now_dt.timestamp()
+        stale = (now_dt - ARCHIVE_AFTER).timestamp()
+        with self.db.write() as conn:
+            promoted = self._promote(conn, now)
+            archived = conn.execute(
+                "UPDATE memories SET status = 'archived' WHERE status = 'active' AND bucket = 'long_term' "
+                "AND pinned = 0 AND max(updated_at, COALESCE(last_referenced_at, 0)) < ? RETURNING rowid",
+                (stale,),
+            ).fetchall()
+            if promoted or archived:
+                bump_generation(conn)
+        self._last_maintenance = time.monotonic()
+        return promoted, len(archived)
+
+    def _pending(self, limit: int) -> list[tuple[int, str, int]]:
+        embed_too = self.embedder.state is not ModelState.UNAVAILABLE
+        where = "processed = 0"
+        if embed_too:
+            where += " OR (embedded = 0 AND status IN ('active', 'archived'))"
+        with self.db.read() as conn:
+            return [
+                (int(rowid), str(content), int(processed))
+                for rowid, content, processed in conn.execute(
+                    f"SELECT rowid, content, processed FROM memories WHERE {where} ORDER BY rowid LIMIT ?", (limit,)
+                )
+            ]
+
+    def _background_round(self) -> bool:
+        """One round of background work; True if more is waiting."""
+        self._flush_bumps()
+        if time.monotonic() - self._last_maintenance > MAINTENANCE_EVERY_S:
+            self.run_maintenance()
+        batch = self._pending(EMBED_BATCH)
+        if not batch:
+            return False
+        vectors: list[np.ndarray | None] = [None] * len(batch)
+        if self.embedder.state is not ModelState.UNAVAILABLE:
+            try:
+                matrix = self.embedder.embed([content for _, content, _ in batch])
+                vectors = list(matrix)
+            except ModelUnavailable:
+                log.warning("semantic search is off: %s", self.embedder.detail)
+        now = self.now().timestamp()
+        with self.db.write() as conn:
+            for (rowid, content, _processed), vector in zip(batch, vectors, strict=True):
+                lifecycle.finish_memory(conn, rowid, content, vector, now)
+        return len(batch) == EMBED_BATCH
+
+

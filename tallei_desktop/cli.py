@@ -1,0 +1,357 @@
+"""Command line: argument parsing and dispatch.
+
+The GUI and the MCP server are imported lazily inside their commands, so ``tallei-desktop mcp`` never
+loads Qt and ``tallei-desktop save`` never loads the MCP SDK.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import asdict
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from tallei_desktop import __version__
+from tallei_desktop.config import Settings, load_settings
+from tallei_desktop.core.errors import BugError, KnownError
+from tallei_desktop.core.models import Bucket, Memory, MemoryType
+from tallei_desktop.core.service import MemoryService
+
+__all__ = ["main"]
+
+log = logging.getLogger("tallei_desktop")
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> Any:  # one line, not a usage dump
+        self.exit(2, f"{self.prog}: {message} (see --help)\n")
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = _Parser(
+        prog="tallei-desktop",
+        description="Tallei: one private, encrypted memory shared by every AI assistant you use.",
+    )
+    p.add_argument("--version", action="version", version=f"tallei-desktop {__version__}")
+    p.add_argument("--data-dir", type=Path, help="folder holding the encrypted store (default: the user data folder)")
+    p.add_argument("--model-dir", type=Path, help="local folder with the embedding model (ONNX)")
+    p.add_argument("--config", type=Path, help="settings file (default: config.toml in the user config folder)")
+    p.add_argument("-v", "--verbose", action="store_true", help="log debug detail to stderr")
+    sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    sub.add_parser("gui", help="start the tray app and the HTTP endpoint (the default)")
+
+    s = sub.add_parser("save", help="save a memory")
+    s.add_argument("text", help="what to remember")
+    s.add_argument("--type", choices=[t.value for t in MemoryType], help="memory type (default: detected)")
+    s.add_argument("--platform", default="cli", help="who is saving it (default: cli)")
+    s.add_argument("--pinned", action="store_true", help="pin the memory")
+    s.add_argument("--json", action="store_true", help="print JSON")
+
+    r = sub.add_parser("recall", help="print the context block an assistant would get for QUERY")
+    r.add_argument("query", nargs="?", default="", help="what the conversation is about")
+    r.add_argument("--json", action="store_true", help="print structured JSON instead of the text block")
+
+    f = sub.add_parser("search", help="search memories by words and meaning")
+    f.add_argument("query")
+    f.add_argument("--limit", type=int, default=10)
+    f.add_argument("--json", action="store_true")
+
+    ls = sub.add_parser("list", help="list memories, newest first")
+    ls.add_argument("--bucket", choices=[b.value for b in Bucket])
+    ls.add_argument("--type", choices=[t.value for t in MemoryType])
+    ls.add_argument("--platform")
+    ls.add_argument("--status", default="active", help="active, archived, superseded, merged or deleted")
+    ls.add_argument("--limit", type=int, default=50)
+    ls.add_argument("--json", action="store_true")
+
+    for name, text in (
+        ("forget", "soft-delete a memory"),
+        ("restore", "bring back a forgotten memory"),
+        ("pin", "pin a memory"),
+        ("unpin", "unpin a memory"),
+        ("show", "show one memory with its provenance"),
+    ):
+        c = sub.add_parser(name, help=text)
+        c.add_argument("id")
+
+    pg = sub.add_parser("purge", help="erase a memory for good (cannot be undone)")
+    pg.add_argument("id")
+    pg.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+
+    sub.add_parser("conflicts", help="list open conflicts between assistants")
+    rc = sub.add_parser("resolve", help="resolve a conflict")
+    rc.add_argument("conflict_id")
+    rc.add_argument("resolution", choices=["keep_first", "keep_second", "keep_both", "replace"])
+    rc.add_argument("--text", help="the merged text, with 'replace'")
+
+    d = sub.add_parser("doctor", help="show the store, key source, model state, counts and pending work")
+    d.add_argument("--json", action="store_true")
+
+    sub.add_parser("mcp", help="serve MCP over stdio (what Claude Desktop, Cursor, Gemini CLI and VS Code launch)")
+    sv = sub.add_parser("serve", help="serve MCP over Streamable HTTP on loopback, without the tray")
+    sv.add_argument("--host", help="address to bind (default 127.0.0.1; loopback only)")
+    sv.add_argument("--port", type=int, help="port (default 8765)")
+    tk = sub.add_parser("token", help="print the bearer token for the HTTP endpoint")
+    tk.add_argument("--rotate", action="store_true", help="replace the token with a new one")
+    cn = sub.add_parser("connect", help="add Tallei to an assistant's MCP settings")
+    cn.add_argument("client", choices=["claude", "cursor", "gemini", "vscode", "chatgpt"])
+    cn.add_argument("--print", dest="print_only", action="store_true", help="print the snippet, change nothing")
+    return p
+
+
+def _settings(args: argparse.Namespace) -> Settings:
+    return load_settings(
+        config_path=args.config,
+        overrides={"data_dir": args.data_dir, "model_dir": args.model_dir},
+    )
+
+
+def _open(settings: Settings, *, background: bool = True, preload: bool = False) -> MemoryService:
+    from tallei_desktop.factory import build_service
+
+    return build_service(settings, background=background, preload_model=preload)
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, dict):
+        return {k: _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    return value
+
+
+def _print_json(value: Any) -> None:
+    print(json.dumps(_jsonable(value), ensure_ascii=False, indent=2))
+
+
+def _memory_line(m: Memory) -> str:
+    pin = " pinned" if m.pinned else ""
+    text = " ".join(m.content.split())
+    if len(text) > 100:
+        text = text[:99] + "…"
+    return f"{m.id}  {m.type:<10} {m.confidence:<11} {m.platform:<10} {m.updated_at:%Y-%m-%d}{pin}  {text}"
+
+
+def _cmd_save(args: argparse.Namespace, settings: Settings) -> int:
+    # Fire and forget: the memory is committed before this returns; the next process embeds it.
+    service = _open(settings, background=False)
+    try:
+        result = service.save(args.text, type=args.type, platform=args.platform, pinned=args.pinned)
+    finally:
+        service.close()
+    if args.json:
+        _print_json(asdict(result))
+    else:
+        verb = "confirmed existing" if result.confirmed_existing else "saved"
+        print(f"{verb} {result.id} ({result.type}, {result.bucket})")
+    return 0
+
+
+def _with_service(fn: Callable[[MemoryService, argparse.Namespace], int]) -> Callable[[argparse.Namespace, Settings], int]:
+    def run(args: argparse.Namespace, settings: Settings) -> int:
+        service = _open(settings, background=False)
+        try:
+            return fn(service, args)
+        finally:
+            service.close()
+
+    return run
+
+
+def _recall(service: MemoryService, args: argparse.Namespace) -> int:
+    result = service.recall(args.query)
+    if args.json:
+        _print_json(asdict(result))
+    else:
+        print(result.text)
+    return 0
+
+
+def _search(service: MemoryService, args: argparse.Namespace) -> int:
+    hits = service.search(args.query, limit=args.limit)
+    if args.json:
+        _print_json([asdict(h) for h in hits])
+    for h in [] if args.json else hits:
+        print(f"{h.score:.3f}  {_memory_line(h.memory)}")
+    return 0
+
+
+def _list(service: MemoryService, args: argparse.Namespace) -> int:
+    memories = service.list(bucket=args.bucket, type=args.type, platform=args.platform, status=args.status, limit=args.limit)
+    if args.json:
+        _print_json([asdict(m) for m in memories])
+    else:
+        for m in memories:
+            print(_memory_line(m))
+        if not memories:
+            print("No memories match.")
+    return 0
+
+
+def _by_id(action: str) -> Callable[[MemoryService, argparse.Namespace], int]:
+    def run(service: MemoryService, args: argparse.Namespace) -> int:
+        if action == "show":
+            m = service.get(args.id)
+            print(_memory_line(m))
+            print(m.content)
+            for p in m.provenance:
+                print(f"  {p.action} by {p.platform} at {p.at:%Y-%m-%d %H:%M}")
+            return 0
+        m = getattr(service, action)(args.id)
+        print(f"{action}: {_memory_line(m)}")
+        return 0
+
+    return run
+
+
+def _purge(service: MemoryService, args: argparse.Namespace) -> int:
+    memory = service.get(args.id)
+    if not args.yes:
+        if not sys.stdin.isatty():
+            print("tallei-desktop: purge erases for good; add --yes to confirm.", file=sys.stderr)
+            return 2
+        answer = input(f"Erase {memory.id} for good? [y/N] ")
+        if answer.strip().lower() not in {"y", "yes"}:
+            print("Nothing erased.")
+            return 1
+    service.purge(memory.id)
+    print(f"purged {memory.id}")
+    return 0
+
+
+def _conflicts(service: MemoryService, args: argparse.Namespace) -> int:
+    found = service.conflicts()
+    for c in found:
+        print(f"{c.id}  opened {c.created_at:%Y-%m-%d}")
+        print(f"  first:  [{c.memory_a.platform}] {c.memory_a.content}")
+        print(f"  second: [{c.memory_b.platform}] {c.memory_b.content}")
+    if not found:
+        print("No open conflicts.")
+    return 0
+
+
+def _resolve(service: MemoryService, args: argparse.Namespace) -> int:
+    c = service.resolve_conflict(args.conflict_id, args.resolution, content=args.text)
+    print(f"resolved {c.id}: {c.resolution}")
+    return 0
+
+
+def _doctor(service: MemoryService, args: argparse.Namespace) -> int:
+    st = service.status()
+    if args.json:
+        _print_json(asdict(st))
+        return 0
+    print(f"store:        {st.path}")
+    print(f"key source:   {st.key_source}")
+    print(f"schema:       version {st.schema_version}")
+    print(f"model:        {st.model_state}")
+    print(f"semantic:     {'on' if st.semantic_search else 'off'}")
+    for bucket, n in st.counts.items():
+        print(f"{bucket + ':':<13} {n} active")
+    print(f"archived:     {st.archived}")
+    print(f"forgotten:    {st.deleted}")
+    print(f"pending work: {st.pending_embeddings}")
+    print(f"conflicts:    {st.open_conflicts} open")
+    return 0
+
+
+def _cmd_doctor(args: argparse.Namespace, settings: Settings) -> int:
+    # The doctor looks at the model too, so load it here (in this short-lived process only).
+    service = _open(settings, background=False, preload=False)
+    try:
+        load = getattr(service.embedder, "load", None)
+        if callable(load):
+            try:
+                load()
+            except KnownError:
+                pass  # reported in the model line
+        return _doctor(service, args)
+    finally:
+        service.close()
+
+
+def _cmd_mcp(args: argparse.Namespace, settings: Settings) -> int:
+    from tallei_desktop.mcp_server.entry import run_stdio
+
+    return run_stdio(settings)
+
+
+def _cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
+    from tallei_desktop.mcp_server.entry import run_http
+
+    return run_http(settings, host=args.host, port=args.port)
+
+
+def _cmd_token(args: argparse.Namespace, settings: Settings) -> int:
+    from tallei_desktop.mcp_server.entry import show_token
+
+    return show_token(settings, rotate=args.rotate)
+
+
+def _cmd_connect(args: argparse.Namespace, settings: Settings) -> int:
+    from tallei_desktop.mcp_server.entry import connect_client
+
+    return connect_client(settings, args.client, print_only=args.print_only)
+
+
+def _cmd_gui(args: argparse.Namespace, settings: Settings) -> int:
+    from tallei_desktop.gui.app import run_app
+
+    return run_app(settings)
+
+
+_COMMANDS: dict[str, Callable[[argparse.Namespace, Settings], int]] = {
+    "save": _cmd_save,
+    "recall": _with_service(_recall),
+    "search": _with_service(_search),
+    "list": _with_service(_list),
+    "show": _with_service(_by_id("show")),
+    "forget": _with_service(_by_id("forget")),
+    "restore": _with_service(_by_id("restore")),
+    "pin": _with_service(_by_id("pin")),
+    "unpin": _with_service(_by_id("unpin")),
+    "purge": _with_service(_purge),
+    "conflicts": _with_service(_conflicts),
+    "resolve": _with_service(_resolve),
+    "doctor": _cmd_doctor,
+    "mcp": _cmd_mcp,
+    "serve": _cmd_serve,
+    "token": _cmd_token,
+    "connect": _cmd_connect,
+    "gui": _cmd_gui,
+}
+
+
+def _configure_logging(verbose: bool) -> None:
+    # stderr only: stdout belongs to command output (and, for `mcp`, to the protocol).
+    logging.basicConfig(
+        level=logging.DEBUG if verbose else logging.WARNING,
+        format="%(levelname)s %(name)s: %(message)s",
+        stream=sys.stderr,
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    _configure_logging(args.verbose)
+    command = args.command or "gui"
+    try:
+        settings = _settings(args)
+        return _COMMANDS[command](args, settings)
+    except KnownError as exc:
+        print(f"tallei-desktop: {exc}", file=sys.stderr)
+        return 2
+    except (BugError, Exception) as exc:
+        log.exception("internal error")
+        print(f"tallei-desktop: internal error: {exc}. Please report it.", file=sys.stderr)
+        return 70
+    except KeyboardInterrupt:
+        return 130

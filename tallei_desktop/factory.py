@@ -1,0 +1,70 @@
+"""Builds the one MemoryService a process uses, from Settings. Called by the CLI and the GUI."""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING
+
+from tallei_desktop.config import Settings
+from tallei_desktop.core.embeddings import Embedder, FastEmbedEmbedder
+from tallei_desktop.core.keys import SecretStore
+from tallei_desktop.core.retrieval import Budgets
+from tallei_desktop.core.service import MemoryService
+from tallei_desktop.core.store.database import Database
+
+if TYPE_CHECKING:
+    import keyring.backend
+
+__all__ = ["build_embedder", "build_secrets", "build_service"]
+
+log = logging.getLogger(__name__)
+
+
+def build_secrets(settings: Settings, *, keyring_backend: keyring.backend.KeyringBackend | None = None) -> SecretStore:
+    return SecretStore(settings.data_dir, passphrase=settings.passphrase, backend=keyring_backend)
+
+
+def build_embedder(settings: Settings) -> FastEmbedEmbedder:
+    return FastEmbedEmbedder(
+        settings.model_name,
+        model_dir=settings.model_dir,
+        cache_dir=settings.model_cache_dir,
+        allow_download=settings.allow_model_download,
+    )
+
+
+def build_service(
+    settings: Settings,
+    *,
+    embedder: Embedder | None = None,
+    secrets: SecretStore | None = None,
+    background: bool = True,
+    preload_model: bool = True,
+) -> MemoryService:
+    """Unlock and open the store, and (by default) start the background worker and model load.
+
+    An existing store is never given a fresh key: if its key cannot be found, this fails with
+    :class:`KeyUnavailable` instead of creating a key that could not open it anyway.
+    """
+    secrets = secrets or build_secrets(settings)
+    exists = settings.db_path.exists()
+    key = secrets.store_key(create=not exists)
+    db = Database(settings.db_path, key.key, key_source=key.source)
+    if embedder is None:
+        real = build_embedder(settings)
+        if preload_model:
+            real.preload_in_background()
+        embedder = real
+    service = MemoryService(
+        db,
+        embedder,
+        budgets=Budgets(
+            preference=settings.preference_budget,
+            long_term=settings.long_term_budget,
+            short_term=settings.short_term_budget,
+            short_term_days=settings.short_term_days,
+        ),
+    )
+    if background:
+        service.start_background()
+    return service

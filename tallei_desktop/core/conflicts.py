@@ -4,16 +4,19 @@ Runs inside the write transaction that finishes a pending memory, after its embe
 without one when semantic search is off). Every decision re-reads the rows it changes, so two
 processes finishing the same memory at once reach the same result once.
 
-Rules (all among *active* memories):
+Rules (all among *active* memories; similarities are cosine of all-MiniLM-L6-v2 vectors):
 
-* **Dedup**: a memory of the same bucket whose vector is within ``DEDUP_SIMILARITY`` (or whose folded
-  text is identical) is the same memory. The new one is marked ``merged`` into the older one, which
-  gains a reference and a "confirmed" provenance entry from the new platform.
-* **Same subject** (preferences only): cosine similarity of at least ``SUBJECT_SIMILARITY`` together
-  with a shared subject word (:func:`subject_words`) or, without vectors, a shared subject word and
-  the same leading phrase.
-* **Supersede**: same subject, same platform: the older one becomes ``superseded`` by the new one.
-* **Conflict**: same subject, different platforms: an open conflict is recorded for the pair.
+* **Dedup**: same type, similarity at least ``DEDUP_SIMILARITY``, the same distinctive tokens
+  (numbers, names, weekdays, months: "meeting on Monday" vs "on Tuesday" scores 0.94 but is not the
+  same memory) and mostly the same content words. The new memory is marked ``merged`` into the older
+  one, which gains a reference and a "confirmed" provenance entry from the new platform.
+* **Same subject** (preferences only): similarity at least ``SUBJECT_SIMILARITY`` with a shared
+  subject word (:func:`subject_words`), or at least ``STRONG_SUBJECT_SIMILARITY`` on its own; without
+  vectors, two shared subject words.
+* **Supersede**: same subject, same platform, and the stricter ``SUPERSEDE_SIMILARITY`` (it retires a
+  memory, so it must be surer than a flag): the older one becomes ``superseded`` by the new one.
+* **Conflict**: same subject, different platforms (and a pinned older memory, whatever the
+  platform): an open conflict is recorded for the person to settle.
 """
 
 from __future__ import annotations
@@ -28,10 +31,20 @@ from tallei_desktop.core.models import Bucket, MemoryStatus, MemoryType
 from tallei_desktop.core.store import queries as q
 from tallei_desktop.core.store.database import bump_generation
 
-__all__ = ["DEDUP_SIMILARITY", "SUBJECT_SIMILARITY", "Outcome", "finish_memory", "subject_words"]
+__all__ = [
+    "DEDUP_SIMILARITY",
+    "SUBJECT_SIMILARITY",
+    "Outcome",
+    "distinctive_tokens",
+    "finish_memory",
+    "is_duplicate",
+    "subject_words",
+]
 
-DEDUP_SIMILARITY = 0.95
+DEDUP_SIMILARITY = 0.90
 SUBJECT_SIMILARITY = 0.60
+STRONG_SUBJECT_SIMILARITY = 0.70
+SUPERSEDE_SIMILARITY = 0.70
 
 # Words that carry the stance, not the subject: "I prefer X", "always use Y", "call me Z".
 _STANCE = frozenset(
@@ -52,6 +65,31 @@ def subject_words(text: str) -> frozenset[str]:
     return frozenset(w for w in words if len(w) > 1 and w not in _STANCE)
 
 
+_CALENDAR = frozenset(
+    "monday tuesday wednesday thursday friday saturday sunday january february march april may june july "
+    "august september october november december today tomorrow yesterday tonight".split()
+)
+_TOKEN = re.compile(r"\w[\w'.-]*")
+
+
+def distinctive_tokens(text: str) -> frozenset[str]:
+    """Numbers, capitalised names (past the first word) and calendar words: what makes two
+    otherwise alike sentences different facts."""
+    out: set[str] = set()
+    for i, token in enumerate(_TOKEN.findall(text)):
+        low = token.casefold().strip(".'-")
+        if any(ch.isdigit() for ch in token) or low in _CALENDAR or (i > 0 and token[:1].isupper()):
+            out.add(low)
+    return frozenset(out)
+
+
+def is_duplicate(a: str, b: str, similarity: float) -> bool:
+    if similarity < DEDUP_SIMILARITY or distinctive_tokens(a) != distinctive_tokens(b):
+        return False
+    wa, wb = subject_words(a), subject_words(b)
+    return not (wa or wb) or len(wa & wb) / len(wa | wb) >= 0.5
+
+
 @dataclass(frozen=True, slots=True)
 class Outcome:
     merged_into: str | None = None
@@ -63,7 +101,7 @@ def _same_subject(a: str, b: str, similarity: float | None) -> bool:
     shared = subject_words(a) & subject_words(b)
     if similarity is None:
         return len(shared) >= 2
-    return similarity >= SUBJECT_SIMILARITY and (bool(shared) or similarity >= 0.8)
+    return similarity >= STRONG_SUBJECT_SIMILARITY or (similarity >= SUBJECT_SIMILARITY and bool(shared))
 
 
 def finish_memory(
@@ -96,23 +134,24 @@ def finish_memory(
         if not other:
             continue
         old = other[0].memory
-        if similarity is not None and similarity >= DEDUP_SIMILARITY and old.type is new.type:
+        if similarity is not None and old.type is new.type and is_duplicate(new.content, old.content, similarity):
             _merge(conn, rowid, other_rowid, new.platform, now)
             outcome = Outcome(merged_into=old.id)
             break
         if new.type is not MemoryType.PREFERENCE or old.type is not MemoryType.PREFERENCE:
             continue
-        if old.created_at > new.created_at or not _same_subject(new.content, old.content, similarity):
+        # Only an older memory (lower rowid) can be superseded by, or conflict with, this one.
+        if other_rowid > rowid or not _same_subject(new.content, old.content, similarity):
             continue
         if old.pinned:
             # A pinned preference is the person's own choice: never replace it silently.
             outcome = Outcome(conflicts=(*outcome.conflicts, _open_conflict(conn, other_rowid, rowid, now)))
-        elif old.platform == new.platform:
+        elif old.platform == new.platform and (similarity is None or similarity >= SUPERSEDE_SIMILARITY):
             q.set_status(conn, other_rowid, MemoryStatus.SUPERSEDED, now)
             conn.execute("UPDATE memories SET superseded_by = ? WHERE rowid = ?", (new.id, other_rowid))
             q.drop_vector(conn, other_rowid)
             outcome = Outcome(superseded=(*outcome.superseded, old.id), conflicts=outcome.conflicts)
-        elif new.platform not in _platforms_of(conn, other_rowid):
+        elif old.platform != new.platform and new.platform not in _platforms_of(conn, other_rowid):
             outcome = Outcome(superseded=outcome.superseded, conflicts=(*outcome.conflicts, _open_conflict(conn, other_rowid, rowid, now)))
     conn.execute("UPDATE memories SET processed = 1 WHERE rowid = ?", (rowid,))
     if outcome.merged_into or outcome.superseded or outcome.conflicts:

@@ -4,8 +4,9 @@ Everything in the core that needs vectors takes an ``Embedder``. ``FastEmbedEmbe
 ONNX model through fastembed; ``NullEmbedder`` stands in when no model is configured, so semantic
 search is off while text search and recency keep working.
 
-Nothing happens on import or construction: fastembed is imported (about a second) and the model
-loaded only by ``FastEmbedEmbedder.load()``, which the first ``embed()`` calls if nobody did earlier.
+Nothing happens on import or construction: fastembed is imported (about half a second) and the
+model loaded only by ``FastEmbedEmbedder.load()``, which the first ``embed()`` calls if nobody did
+earlier.
 Loading and embedding block, so callers keep them off the Qt thread and the event loop.
 """
 
@@ -43,7 +44,7 @@ __all__ = [
 DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
 #: Width of the default model's vectors.
 DIM = 384
-#: Texts per ONNX run; small batches pad less when lengths vary.
+#: Most texts per ONNX run (short texts); long texts go in smaller runs, see ``_batches``.
 BATCH_SIZE = 64
 
 #: Every vector and matrix that crosses the port.
@@ -52,6 +53,14 @@ FloatArray = npt.NDArray[np.float32]
 _log = logging.getLogger(__name__)
 
 _KNOWN_DIMS = {DEFAULT_MODEL.lower(): DIM}
+# The window the model was trained with (sentence-transformers' max_seq_length). Its tokenizer
+# files allow 512, which fastembed honours: a batch of long texts then needs gigabytes.
+_MAX_TOKENS = {DEFAULT_MODEL.lower(): 256}
+# Run cost grows with (texts in the run) x (longest text in it); characters stand in for tokens
+# (about four per token in English), capped where truncation makes more characters free. The
+# budget keeps a run of long texts to 16, which holds the peak memory near half a gigabyte.
+_TRUNCATED_CHARS = 1024
+_RUN_CHAR_BUDGET = 16 * _TRUNCATED_CHARS
 _MAX_REASON_CHARS = 200
 
 
@@ -73,7 +82,7 @@ class Embedder(Protocol):
 
     @property
     def name(self) -> str:
-        """The model's name, stored beside each vector to tell models apart."""
+        """The model's name; vectors from different models must never be compared."""
         ...
 
     @property
@@ -100,7 +109,7 @@ class Embedder(Protocol):
         ...
 
     def embed_query(self, text: str) -> FloatArray:
-        """Embed one text: a float32 unit vector of shape ``(dim,)``; raises ``ModelUnavailable``."""
+        """Embed one text: a float32 unit vector of shape ``(dim,)`` (see ``embed``)."""
         ...
 
 
@@ -124,6 +133,22 @@ def _check_texts(texts: Sequence[str]) -> None:
     # A str is itself a Sequence[str]: embedding its characters one by one is never meant.
     if isinstance(texts, str):
         raise TypeError("embed() takes a sequence of texts; use embed_query() for one text.")
+
+
+def _batches(lengths: Sequence[int], most: int) -> list[list[int]]:
+    """Group text indices into runs: similar lengths together, fewer texts per run when long."""
+    runs: list[list[int]] = []
+    run: list[int] = []
+    for index in sorted(range(len(lengths)), key=lengths.__getitem__):
+        cost = min(max(lengths[index], 1), _TRUNCATED_CHARS)
+        # Ascending order: the text being added is the longest of its run.
+        if run and (len(run) >= most or (len(run) + 1) * cost > _RUN_CHAR_BUDGET):
+            runs.append(run)
+            run = []
+        run.append(index)
+    if run:
+        runs.append(run)
+    return runs
 
 
 def _reason(exc: BaseException) -> str:
@@ -164,7 +189,7 @@ class FastEmbedEmbedder:
         """Remember the configuration; does no I/O and imports nothing.
 
         ``threads`` caps onnxruntime's threads (``None``: one per core). ``batch_size`` is the
-        number of texts per ONNX run.
+        most texts per ONNX run.
         """
         if batch_size < 1:
             raise ValueError(f"batch_size must be at least 1, not {batch_size}.")
@@ -250,21 +275,24 @@ class FastEmbedEmbedder:
         return thread
 
     def embed(self, texts: Sequence[str]) -> FloatArray:
-        """Embed ``texts`` in batches, loading the model first if needed.
+        """Embed ``texts``, loading the model first if needed.
 
-        Returns a float32 ``(len(texts), dim)`` matrix of unit rows. Text longer than the model's
-        window (256 tokens for the default) is truncated by its tokenizer. Raises
-        ``ModelUnavailable`` when the model cannot be loaded.
+        Returns a float32 ``(len(texts), dim)`` matrix of unit rows, in the order of ``texts``.
+        Only the start of a long text counts: the tokenizer truncates it to the model's window
+        (256 tokens for the default). Texts are run in batches of similar length, at most
+        ``batch_size`` at a time and fewer when they are long. Raises ``ModelUnavailable`` when
+        the model cannot be loaded.
         """
         _check_texts(texts)
         self.load()
         model = self._model
         if model is None or self._dim is None:
             raise BugError("The embedding model is marked ready but was never stored.")
-        if not texts:
-            return np.zeros((0, self._dim), dtype=np.float32)
-        rows = list(model.embed(list(texts), batch_size=self._batch_size))
-        return _normalised(np.stack(rows))
+        matrix = np.zeros((len(texts), self._dim), dtype=np.float32)
+        for run in _batches([len(text) for text in texts], self._batch_size):
+            rows = list(model.embed([texts[i] for i in run], batch_size=len(run)))
+            matrix[run] = np.stack(rows)
+        return _normalised(matrix)
 
     def embed_query(self, text: str) -> FloatArray:
         """Embed one text: a float32 unit vector of shape ``(dim,)``; see ``embed``."""
@@ -334,6 +362,7 @@ class FastEmbedEmbedder:
                 f"{self._name}."
             ) from exc
 
+        self._cap_window(model)
         dim = int(probe[0].shape[-1]) if probe else 0
         if dim != expected_dim:
             raise ModelUnavailable(
@@ -343,6 +372,21 @@ class FastEmbedEmbedder:
             )
         _log.info("Loaded the embedding model %s from %s.", self._name, self._source())
         return model, dim
+
+    def _cap_window(self, model: TextEmbedding) -> None:
+        """Truncate at the model's trained window when its tokenizer files allow more."""
+        limit = _MAX_TOKENS.get(self._name.lower())
+        # The tokenizer exists once the warm-up has run; fastembed exposes it as a plain
+        # attribute of the wrapped model, so its absence in another version is tolerated.
+        tokenizer = getattr(getattr(model, "model", None), "tokenizer", None)
+        truncation = getattr(tokenizer, "truncation", None)
+        if limit is None or tokenizer is None or not isinstance(truncation, dict):
+            _log.debug("Kept the tokenizer's own truncation for %s.", self._name)
+            return
+        if truncation.get("max_length", limit + 1) > limit:
+            tokenizer.enable_truncation(
+                max_length=limit, direction=truncation.get("direction", "right")
+            )
 
     def _not_found_message(self) -> str:
         if self._model_dir is not None:

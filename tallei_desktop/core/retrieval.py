@@ -133,7 +133,7 @@ def build_recall(
             int(rid)
             for (rid,) in conn.execute(
                 "SELECT rowid FROM memories WHERE status = 'active' AND bucket = 'long_term' "
-                "ORDER BY created_at DESC LIMIT ?",
+                "ORDER BY created_at DESC, rowid DESC LIMIT ?",
                 (RECENT_K,),
             )
         ]

@@ -181,6 +181,8 @@ def test_batches_give_the_same_vectors_as_one_by_one(model_dir: Path) -> None:
         "x",
         "We decided to use Postgres for the database",
         "I take my coffee with milk",
+        "A long note about the migration. " * 80,
+        "Another long note, this one about editors and themes. " * 60,
     ]
 
     together = small_batches.embed(texts)
@@ -196,6 +198,17 @@ def test_very_long_text_is_truncated_not_rejected(embedder: FastEmbedEmbedder) -
 
     assert vector.shape == (384,)
     assert abs(float(np.linalg.norm(vector)) - 1.0) < 1e-5
+
+
+def test_only_the_first_256_tokens_count(embedder: FastEmbedEmbedder) -> None:
+    # Each "wordN" is several tokens, so the opening alone is well past 256 tokens and the
+    # tail would still fall inside a 512-token window.
+    opening = " ".join(f"word{i}" for i in range(150))
+    tail = " ".join(f"other{i}" for i in range(60))
+
+    just_opening, with_tail = embedder.embed([opening, f"{opening} {tail}"])
+
+    np.testing.assert_allclose(just_opening, with_tail, atol=1e-6)
 
 
 def test_concurrent_loads_load_the_model_once(model_dir: Path, fastembed_spy: _Spy) -> None:
@@ -370,7 +383,7 @@ def test_hash_embedder_counts_work_and_can_be_unavailable() -> None:
     fake = HashEmbedder(unavailable="No model in this test.")
 
     states = [fake.state]
-    with pytest.raises(ModelUnavailable, match="No model in this test."):
+    with pytest.raises(ModelUnavailable, match=r"No model in this test\."):
         fake.embed(["x"])
     assert fake.texts_embedded == 0
 

@@ -95,13 +95,23 @@ def norm_hash(text: str) -> str:
 
 
 _WORD = re.compile(r"\w+", re.UNICODE)
+# Words too common to say anything about a match; without this "the" alone would make a BM25 hit.
+_STOPWORDS = frozenset(
+    """
+    a about after again all also am an and any are as at be because been before being but by can could
+    did do does doing for from had has have having he her here hers him his how i if in into is it its
+    just me more most my no nor not of on once only or other our ours out over own same she should so
+    some such than that the their theirs them then there these they this those through to too under
+    until up very was we were what when where which while who whom why will with would you your yours
+    """.split()
+)
 
 
 def fts_query(text: str, *, max_terms: int = 32) -> str | None:
     """An FTS5 MATCH expression that ORs the words of ``text``, each quoted (no syntax injection)."""
     words: dict[str, None] = {}
     for w in _WORD.findall(text.casefold()):
-        if len(w) > 1 or w.isdigit():
+        if (len(w) > 1 or w.isdigit()) and w not in _STOPWORDS:
             words.setdefault(w, None)
         if len(words) >= max_terms:
             break

@@ -7,6 +7,7 @@ loads Qt and ``tallei-desktop save`` never loads the MCP SDK.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 import sys
@@ -38,13 +39,15 @@ def _parser() -> argparse.ArgumentParser:
         description="Tallei: one private, encrypted memory shared by every AI assistant you use.",
     )
     p.add_argument("--version", action="version", version=f"tallei-desktop {__version__}")
-    p.add_argument("--data-dir", type=Path, help="folder holding the encrypted store (default: the user data folder)")
+    p.add_argument(
+        "--data-dir", type=Path, help="folder holding the encrypted store (default: the user data folder)"
+    )
     p.add_argument("--model-dir", type=Path, help="local folder with the embedding model (ONNX)")
-    p.add_argument("--config", type=Path, help="settings file (default: config.toml in the user config folder)")
+    p.add_argument(
+        "--config", type=Path, help="settings file (default: config.toml in the user config folder)"
+    )
     p.add_argument("-v", "--verbose", action="store_true", help="log debug detail to stderr")
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-
-    sub.add_parser("gui", help="start the tray app and the HTTP endpoint (the default)")
 
     s = sub.add_parser("save", help="save a memory")
     s.add_argument("text", help="what to remember")
@@ -93,7 +96,9 @@ def _parser() -> argparse.ArgumentParser:
     d = sub.add_parser("doctor", help="show the store, key source, model state, counts and pending work")
     d.add_argument("--json", action="store_true")
 
-    sub.add_parser("mcp", help="serve MCP over stdio (what Claude Desktop, Cursor, Gemini CLI and VS Code launch)")
+    sub.add_parser(
+        "mcp", help="serve MCP over stdio (what Claude Desktop, Cursor, Gemini CLI and VS Code launch)"
+    )
     sv = sub.add_parser("serve", help="serve MCP over Streamable HTTP on loopback, without the tray")
     sv.add_argument("--host", help="address to bind (default 127.0.0.1; loopback only)")
     sv.add_argument("--port", type=int, help="port (default 8765)")
@@ -101,7 +106,9 @@ def _parser() -> argparse.ArgumentParser:
     tk.add_argument("--rotate", action="store_true", help="replace the token with a new one")
     cn = sub.add_parser("connect", help="add Tallei to an assistant's MCP settings")
     cn.add_argument("client", choices=["claude", "cursor", "gemini", "vscode", "chatgpt"])
-    cn.add_argument("--print", dest="print_only", action="store_true", help="print the snippet, change nothing")
+    cn.add_argument(
+        "--print", dest="print_only", action="store_true", help="print the snippet, change nothing"
+    )
     return p
 
 
@@ -155,7 +162,9 @@ def _cmd_save(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
-def _with_service(fn: Callable[[MemoryService, argparse.Namespace], int]) -> Callable[[argparse.Namespace, Settings], int]:
+def _with_service(
+    fn: Callable[[MemoryService, argparse.Namespace], int],
+) -> Callable[[argparse.Namespace, Settings], int]:
     def run(args: argparse.Namespace, settings: Settings) -> int:
         service = _open(settings, background=False)
         try:
@@ -185,7 +194,9 @@ def _search(service: MemoryService, args: argparse.Namespace) -> int:
 
 
 def _list(service: MemoryService, args: argparse.Namespace) -> int:
-    memories = service.list(bucket=args.bucket, type=args.type, platform=args.platform, status=args.status, limit=args.limit)
+    memories = service.list(
+        bucket=args.bucket, type=args.type, platform=args.platform, status=args.status, limit=args.limit
+    )
     if args.json:
         _print_json([asdict(m) for m in memories])
     else:
@@ -269,10 +280,8 @@ def _cmd_doctor(args: argparse.Namespace, settings: Settings) -> int:
     try:
         load = getattr(service.embedder, "load", None)
         if callable(load):
-            try:
+            with contextlib.suppress(KnownError):  # reported in the model line
                 load()
-            except KnownError:
-                pass  # reported in the model line
         return _doctor(service, args)
     finally:
         service.close()
@@ -302,12 +311,6 @@ def _cmd_connect(args: argparse.Namespace, settings: Settings) -> int:
     return connect_client(settings, args.client, print_only=args.print_only)
 
 
-def _cmd_gui(args: argparse.Namespace, settings: Settings) -> int:
-    from tallei_desktop.gui.app import run_app
-
-    return run_app(settings)
-
-
 _COMMANDS: dict[str, Callable[[argparse.Namespace, Settings], int]] = {
     "save": _cmd_save,
     "recall": _with_service(_recall),
@@ -326,7 +329,6 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace, Settings], int]] = {
     "serve": _cmd_serve,
     "token": _cmd_token,
     "connect": _cmd_connect,
-    "gui": _cmd_gui,
 }
 
 
@@ -342,7 +344,10 @@ def _configure_logging(verbose: bool) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     _configure_logging(args.verbose)
-    command = args.command or "gui"
+    if args.command is None:
+        _parser().print_help()
+        return 0
+    command = args.command
     try:
         settings = _settings(args)
         return _COMMANDS[command](args, settings)

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
-
 from tallei_desktop.config import Settings
 from tallei_desktop.core.embeddings import Embedder, FastEmbedEmbedder
 from tallei_desktop.core.keys import SecretStore
@@ -12,15 +10,14 @@ from tallei_desktop.core.retrieval import Budgets
 from tallei_desktop.core.service import MemoryService
 from tallei_desktop.core.store.database import Database
 
-if TYPE_CHECKING:
-    import keyring.backend
-
 __all__ = ["build_embedder", "build_secrets", "build_service"]
 
 log = logging.getLogger(__name__)
 
 
-def build_secrets(settings: Settings, *, keyring_backend: keyring.backend.KeyringBackend | None = None) -> SecretStore:
+def build_secrets(
+    settings: Settings, *, keyring_backend: keyring.backend.KeyringBackend | None = None
+) -> SecretStore:
     return SecretStore(settings.data_dir, passphrase=settings.passphrase, backend=keyring_backend)
 
 

@@ -181,9 +181,7 @@ _CUES: dict[MemoryType, tuple[_Cue, ...]] = {
 }
 
 # Curly apostrophes and quotes would otherwise hide "don't", "I'd", "we'll" from the cues.
-_PUNCT_FOLD = str.maketrans(
-    {"\u2018": "'", "\u2019": "'", "\u02bc": "'", "\u201c": '"', "\u201d": '"'}
-)
+_PUNCT_FOLD = str.maketrans({"\u2018": "'", "\u2019": "'", "\u02bc": "'", "\u201c": '"', "\u201d": '"'})
 _LEADING_NOISE = re.compile(r"^[\W_]+")
 _SPACES = re.compile(r"\s+")
 

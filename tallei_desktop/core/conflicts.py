@@ -119,7 +119,7 @@ def finish_memory(
     new = row[0].memory
     if new.content != content:
         vector = None
-    already = conn.execute("SELECT processed FROM memories WHERE rowid = ?", (rowid,)).fetchone()[0]
+    already = q.scalar(conn, "SELECT processed FROM memories WHERE rowid = ?", (rowid,))
     if vector is not None and new.status in (MemoryStatus.ACTIVE, MemoryStatus.ARCHIVED):
         q.upsert_vector(conn, rowid, vector, new.bucket)
         conn.execute("UPDATE memories SET embedded = 1 WHERE rowid = ?", (rowid,))
@@ -134,7 +134,11 @@ def finish_memory(
         if not other:
             continue
         old = other[0].memory
-        if similarity is not None and old.type is new.type and is_duplicate(new.content, old.content, similarity):
+        if (
+            similarity is not None
+            and old.type is new.type
+            and is_duplicate(new.content, old.content, similarity)
+        ):
             _merge(conn, rowid, other_rowid, new.platform, now)
             outcome = Outcome(merged_into=old.id)
             break
@@ -152,7 +156,10 @@ def finish_memory(
             q.drop_vector(conn, other_rowid)
             outcome = Outcome(superseded=(*outcome.superseded, old.id), conflicts=outcome.conflicts)
         elif old.platform != new.platform and new.platform not in _platforms_of(conn, other_rowid):
-            outcome = Outcome(superseded=outcome.superseded, conflicts=(*outcome.conflicts, _open_conflict(conn, other_rowid, rowid, now)))
+            outcome = Outcome(
+                superseded=outcome.superseded,
+                conflicts=(*outcome.conflicts, _open_conflict(conn, other_rowid, rowid, now)),
+            )
     conn.execute("UPDATE memories SET processed = 1 WHERE rowid = ?", (rowid,))
     if outcome.merged_into or outcome.superseded or outcome.conflicts:
         bump_generation(conn)
@@ -178,11 +185,13 @@ def _neighbours(
 
 
 def _platforms_of(conn: apsw.Connection, rowid: int) -> set[str]:
-    return {str(p) for (p,) in conn.execute("SELECT platform FROM provenance WHERE memory_rowid = ?", (rowid,))}
+    return {
+        str(p) for (p,) in conn.execute("SELECT platform FROM provenance WHERE memory_rowid = ?", (rowid,))
+    }
 
 
 def _merge(conn: apsw.Connection, new_rowid: int, old_rowid: int, platform: str, now: float) -> None:
-    old_id = conn.execute("SELECT id FROM memories WHERE rowid = ?", (old_rowid,)).fetchone()[0]
+    old_id = q.scalar(conn, "SELECT id FROM memories WHERE rowid = ?", (old_rowid,))
     conn.execute(
         "UPDATE memories SET status = 'merged', superseded_by = ?, updated_at = ? WHERE rowid = ?",
         (old_id, now, new_rowid),

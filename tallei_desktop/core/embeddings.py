@@ -384,9 +384,7 @@ class FastEmbedEmbedder:
             _log.debug("Kept the tokenizer's own truncation for %s.", self._name)
             return
         if truncation.get("max_length", limit + 1) > limit:
-            tokenizer.enable_truncation(
-                max_length=limit, direction=truncation.get("direction", "right")
-            )
+            tokenizer.enable_truncation(max_length=limit, direction=truncation.get("direction", "right"))
 
     def _not_found_message(self) -> str:
         if self._model_dir is not None:

@@ -238,9 +238,7 @@ class SecretStore:
             )
         return self._create_key_file()
 
-    def _key_from_keyring(
-        self, backend: keyring.backend.KeyringBackend, *, create: bool
-    ) -> StoreKey:
+    def _key_from_keyring(self, backend: keyring.backend.KeyringBackend, *, create: bool) -> StoreKey:
         username = self._username(_STORE_KEY_NAME)
         value = self._keyring_get(backend, username)
         if value is None:
@@ -300,9 +298,7 @@ class SecretStore:
             self._keyring_failed(backend, exc)
             raise _KeyringDownError from exc
 
-    def _keyring_set(
-        self, backend: keyring.backend.KeyringBackend, username: str, value: str
-    ) -> None:
+    def _keyring_set(self, backend: keyring.backend.KeyringBackend, username: str, value: str) -> None:
         try:
             backend.set_password(KEYRING_SERVICE, username, value)
         except keyring.errors.KeyringError as exc:
@@ -316,9 +312,7 @@ class SecretStore:
         else:
             # A keyring that exists but refuses (locked, its service gone) is worth telling about:
             # the person may expect the key to be there.
-            self._keyring_problem = (
-                f"the OS keyring ({backend.name}) failed: {str(exc).rstrip('.!')}"
-            )
+            self._keyring_problem = f"the OS keyring ({backend.name}) failed: {str(exc).rstrip('.!')}"
             self._keyring_refused = True
             log.warning("The OS keyring (%s) cannot be used, falling back: %s", backend.name, exc)
 
@@ -439,8 +433,7 @@ class SecretStore:
             raw = self._key_file.read_bytes()
         except OSError as exc:
             raise StoreUnavailable(
-                f"Cannot read the key file {self._key_file}: {exc.strerror or exc}. "
-                "Check its permissions."
+                f"Cannot read the key file {self._key_file}: {exc.strerror or exc}. Check its permissions."
             ) from exc
         try:
             return _parse_key_file(raw)

@@ -144,7 +144,9 @@ def render(
     total = sum(len(b) for b in buckets)
     out = [f"# Tallei memory ({total} memories for: {query.strip()[:120]!r})"]
     if total == 0:
-        out.append("Nothing is stored yet that relates to this. Save what the person tells you with save_memory.")
+        out.append(
+            "Nothing is stored yet that relates to this. Save what the person tells you with save_memory."
+        )
     for (title, blurb), items in zip(_BUCKET_TITLES, buckets, strict=True):
         if not items:
             continue

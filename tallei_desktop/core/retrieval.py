@@ -43,7 +43,9 @@ class RecallBuild:
     hit_rowids: tuple[int, ...]  # the returned memories that matched the query: their references grow
 
 
-def text_hits(conn: apsw.Connection, query: str, where: str, params: tuple[object, ...], k: int) -> dict[int, float]:
+def text_hits(
+    conn: apsw.Connection, query: str, where: str, params: tuple[object, ...], k: int
+) -> dict[int, float]:
     """rowid -> raw bm25() of the best ``k`` text matches among memories satisfying ``where``."""
     match = q.fts_query(query)
     if match is None:
@@ -90,18 +92,22 @@ def build_recall(
     pref_hits = text_hits(conn, query, "m.status = 'active' AND m.bucket = 'preference'", (), BM25_K)
 
     # Long-term pool: active long-term, plus older events/notes and archived memories that match.
-    older = "((m.status = 'active' AND m.bucket = 'short_term' AND m.occurred_at < ?) OR m.status = 'archived')"
+    older = (
+        "((m.status = 'active' AND m.bucket = 'short_term' AND m.occurred_at < ?) OR m.status = 'archived')"
+    )
     lt_where = f"((m.status = 'active' AND m.bucket = 'long_term') OR ({older} AND m.bucket != 'preference'))"
     bm25_raw = text_hits(conn, query, lt_where, (cutoff,), BM25_K)
-    (total_tokens,) = conn.execute(
+    total_tokens = q.scalar(
+        conn,
         "SELECT COALESCE(SUM((length(content) + 3) / 4), 0) FROM memories "
-        "WHERE status = 'active' AND bucket = 'long_term'"
-    ).fetchone()
+        "WHERE status = 'active' AND bucket = 'long_term'",
+    )
 
     extra_ids = set(bm25_raw) | {rid for rid, sim in vec.items() if sim >= EXTRA_SIMILARITY}
     extras = q.fetch_by_rowids(conn, sorted(extra_ids))
     extras = {
-        rid: row for rid, row in extras.items()
+        rid: row
+        for rid, row in extras.items()
         if row.memory.status == "archived"
         or (row.memory.bucket is Bucket.SHORT_TERM and row.memory.occurred_at.timestamp() < cutoff)
     }
@@ -139,8 +145,10 @@ def build_recall(
         ]
         pool_ids = {rid for rid in vec} | set(bm25_raw) | set(recent)
         pool = [
-            row for row in q.fetch_by_rowids(conn, sorted(pool_ids)).values()
-            if (row.memory.status == "active" and row.memory.bucket is Bucket.LONG_TERM) or row.rowid in extras
+            row
+            for row in q.fetch_by_rowids(conn, sorted(pool_ids)).values()
+            if (row.memory.status == "active" and row.memory.bucket is Bucket.LONG_TERM)
+            or row.rowid in extras
         ]
         ranked = sorted(pool, key=lambda row: (row.memory.pinned, score(row)), reverse=True)
         long_term = [r.Candidate(row.memory, round(score(row), 4)) for row in ranked]
@@ -155,7 +163,13 @@ def build_recall(
         (cutoff,),
     )
     st_bm25 = r.normalise_bm25(
-        text_hits(conn, query, "m.status = 'active' AND m.bucket = 'short_term' AND m.occurred_at >= ?", (cutoff,), BM25_K)
+        text_hits(
+            conn,
+            query,
+            "m.status = 'active' AND m.bucket = 'short_term' AND m.occurred_at >= ?",
+            (cutoff,),
+            BM25_K,
+        )
     )
 
     def st_score(row: q.Row) -> float:
@@ -163,7 +177,9 @@ def build_recall(
         return r.recency(row.memory.occurred_at, now) + SHORT_TERM_MATCH_WEIGHT * match
 
     st_sorted = sorted(st_rows, key=st_score, reverse=True)
-    short_term = r.fill_budget((r.Candidate(row.memory, round(st_score(row), 4)) for row in st_sorted), budgets.short_term)
+    short_term = r.fill_budget(
+        (r.Candidate(row.memory, round(st_score(row), 4)) for row in st_sorted), budgets.short_term
+    )
     st_by_id = {row.memory.id: row.rowid for row in st_rows}
 
     # Attach provenance and open conflicts to what is returned.
@@ -177,7 +193,9 @@ def build_recall(
 
     def items(cands: list[r.Candidate]) -> tuple[RecallItem, ...]:
         return tuple(
-            RecallItem(with_prov[c.memory.id], c.score, tuple(cid for cid, _ in conflicts.get(c.memory.id, ())))
+            RecallItem(
+                with_prov[c.memory.id], c.score, tuple(cid for cid, _ in conflicts.get(c.memory.id, ()))
+            )
             for c in cands
         )
 
@@ -191,9 +209,14 @@ def build_recall(
         short_term_days=budgets.short_term_days,
         conflicts=per_memory,
     )
-    open_conflicts = int(conn.execute("SELECT count(*) FROM conflicts WHERE status = 'open'").fetchone()[0])
+    open_conflicts = int(q.scalar(conn, "SELECT count(*) FROM conflicts WHERE status = 'open'"))
 
-    matched = set(pref_hits) | set(bm25_raw) | set(st_bm25) | {rid for rid, s in vec.items() if s >= MATCH_SIMILARITY}
+    matched = (
+        set(pref_hits)
+        | set(bm25_raw)
+        | set(st_bm25)
+        | {rid for rid, s in vec.items() if s >= MATCH_SIMILARITY}
+    )
     hits = tuple(rowid_of[m.id] for m in chosen if rowid_of[m.id] in matched)
     result = RecallResult(
         query=query,
@@ -223,4 +246,3 @@ def _open_conflicts(conn: apsw.Connection, rowids: list[int]) -> dict[str, list[
         out.setdefault(str(a_id), []).append((str(cid), (str(b_id), str(b_pf))))
         out.setdefault(str(b_id), []).append((str(cid), (str(a_id), str(a_pf))))
     return out
-

@@ -7,6 +7,7 @@ the slow part (embedding, dedup, supersede, conflicts) happens on the background
 
 from __future__ import annotations
 
+import builtins
 import logging
 import threading
 import time
@@ -14,6 +15,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from typing import cast
 
 import apsw
 import cachetools
@@ -208,7 +210,7 @@ class MemoryService:
         vector = self._query_vector(text)
         now = self.now()
         with self.db.read() as conn:
-            generation = int(conn.execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()[0])
+            generation = int(q.scalar(conn, "SELECT value FROM meta WHERE key = 'generation'"))
             build = build_recall(
                 conn,
                 query=text,
@@ -239,7 +241,7 @@ class MemoryService:
             raise InvalidInput("The limit must be between 1 and 100.")
         type_set = {v.parse_type(t) for t in types} if types else None
         bucket_set = {v.parse_bucket(b) for b in buckets} if buckets else None
-        statuses = ("'active', 'archived'" if include_archived else "'active'")
+        statuses = "'active', 'archived'" if include_archived else "'active'"
         vector = self._query_vector(text)
         with self.db.read() as conn:
             raw_bm25 = text_hits(conn, text, f"m.status IN ({statuses})", (), max(limit * 3, 30))
@@ -256,7 +258,11 @@ class MemoryService:
                 if (type_set and m.type not in type_set) or (bucket_set and m.bucket not in bucket_set):
                     continue
                 similarity = max(0.0, vec.get(rowid, 0.0))
-                score = 0.6 * similarity + 0.4 * bm25.get(rowid, 0.0) if vector is not None else bm25.get(rowid, 0.0)
+                score = (
+                    0.6 * similarity + 0.4 * bm25.get(rowid, 0.0)
+                    if vector is not None
+                    else bm25.get(rowid, 0.0)
+                )
                 if rowid in bm25 or similarity >= 0.3:
                     hits.append((score, row))
             hits.sort(key=lambda h: h[0], reverse=True)
@@ -303,7 +309,11 @@ class MemoryService:
         if platform is not None:
             where.append("m.platform = ?")
             params.append(v.clean_platform(platform))
-        sql = "WHERE " + " AND ".join(where) + " ORDER BY m.pinned DESC, m.updated_at DESC, m.rowid DESC LIMIT ? OFFSET ?"
+        sql = (
+            "WHERE "
+            + " AND ".join(where)
+            + " ORDER BY m.pinned DESC, m.updated_at DESC, m.rowid DESC LIMIT ? OFFSET ?"
+        )
         with self.db.read() as conn:
             rows = q.fetch_rows(conn, sql, (*params, limit, offset))
             return [row.memory for row in q.load_provenance(conn, rows)]
@@ -420,10 +430,12 @@ class MemoryService:
 
     # -- conflicts ---------------------------------------------------------------------------------
 
-    def conflicts(self, *, include_resolved: bool = False) -> list[Conflict]:
+    def conflicts(self, *, include_resolved: bool = False) -> builtins.list[Conflict]:
         where = "" if include_resolved else "WHERE status = 'open'"
         with self.db.read() as conn:
-            rows = list(conn.execute(f"SELECT {q.CONFLICT_COLUMNS} FROM conflicts {where} ORDER BY created_at DESC"))
+            rows = list(
+                conn.execute(f"SELECT {q.CONFLICT_COLUMNS} FROM conflicts {where} ORDER BY created_at DESC")
+            )
             return [q.conflict_from(conn, values) for values in rows]
 
     def resolve_conflict(
@@ -441,7 +453,9 @@ class MemoryService:
             raise InvalidInput("Only the 'replace' resolution takes new content.")
         now = self.now().timestamp()
         with self.db.write() as conn:
-            found = conn.execute(f"SELECT {q.CONFLICT_COLUMNS} FROM conflicts WHERE id = ?", (cid,)).fetchone()
+            found = conn.execute(
+                f"SELECT {q.CONFLICT_COLUMNS} FROM conflicts WHERE id = ?", (cid,)
+            ).fetchone()
             if found is None:
                 raise NotFound(f"No conflict has the id {cid}.")
             conflict = q.conflict_from(conn, found)
@@ -460,8 +474,17 @@ class MemoryService:
                 conn.execute(
                     "INSERT INTO memories (id, content, norm_hash, type, bucket, platform, created_at, updated_at,"
                     " occurred_at, pinned, processed, reference_count) VALUES (?, ?, ?, ?, ?, 'tallei', ?, ?, ?, 1, 1, ?)",
-                    (mid, text, q.norm_hash(text or ""), str(a.type), str(a.bucket), now, now, now,
-                     max(a.reference_count, conflict.memory_b.reference_count)),
+                    (
+                        mid,
+                        text,
+                        q.norm_hash(text or ""),
+                        str(a.type),
+                        str(a.bucket),
+                        now,
+                        now,
+                        now,
+                        max(a.reference_count, conflict.memory_b.reference_count),
+                    ),
                 )
                 q.add_provenance(conn, conn.last_insert_rowid(), "tallei", now, "saved")
             for rowid in drop:
@@ -475,8 +498,8 @@ class MemoryService:
                 (now, str(how), cid),
             )
             bump_generation(conn)
-            done = conn.execute(f"SELECT {q.CONFLICT_COLUMNS} FROM conflicts WHERE id = ?", (cid,)).fetchone()
-            result = q.conflict_from(conn, done)
+            done = conn.execute(f"SELECT {q.CONFLICT_COLUMNS} FROM conflicts WHERE id = ?", (cid,)).fetchall()
+            result = q.conflict_from(conn, done[0])
         if self._worker is not None:
             self._worker.wake()
         return result
@@ -487,12 +510,13 @@ class MemoryService:
         with self.db.read() as conn:
             counts = q.status_counts(conn)
             pending = int(
-                conn.execute(
+                q.scalar(
+                    conn,
                     "SELECT count(*) FROM memories WHERE processed = 0 "
-                    "OR (embedded = 0 AND status IN ('active', 'archived'))"
-                ).fetchone()[0]
+                    "OR (embedded = 0 AND status IN ('active', 'archived'))",
+                )
             )
-            open_conflicts = int(conn.execute("SELECT count(*) FROM conflicts WHERE status = 'open'").fetchone()[0])
+            open_conflicts = int(q.scalar(conn, "SELECT count(*) FROM conflicts WHERE status = 'open'"))
         return StoreStatus(
             path=str(self.db.path),
             key_source=self.db.key_source,
@@ -540,7 +564,7 @@ class MemoryService:
             (now, PROMOTE_AT),
         ).fetchall()
         for (rowid,) in promoted:
-            q.set_vector_bucket(conn, int(rowid), Bucket.LONG_TERM)
+            q.set_vector_bucket(conn, cast(int, rowid), Bucket.LONG_TERM)
         return len(promoted)
 
     def run_maintenance(self) -> tuple[int, int]:
@@ -563,7 +587,7 @@ class MemoryService:
         self._last_maintenance = time.monotonic()
         return promoted, len(archived)
 
-    def _pending(self, limit: int) -> list[tuple[int, str, int]]:
+    def _pending(self, limit: int) -> builtins.list[tuple[int, str, int]]:
         embed_too = self.embedder.state is not ModelState.UNAVAILABLE
         where = "processed = 0"
         if embed_too:
@@ -572,7 +596,8 @@ class MemoryService:
             return [
                 (int(rowid), str(content), int(processed))
                 for rowid, content, processed in conn.execute(
-                    f"SELECT rowid, content, processed FROM memories WHERE {where} ORDER BY rowid LIMIT ?", (limit,)
+                    f"SELECT rowid, content, processed FROM memories WHERE {where} ORDER BY rowid LIMIT ?",
+                    (limit,),
                 )
             ]
 
@@ -596,5 +621,3 @@ class MemoryService:
             for (rowid, content, _processed), vector in zip(batch, vectors, strict=True):
                 lifecycle.finish_memory(conn, rowid, content, vector, now)
         return len(batch) == EMBED_BATCH
-
-

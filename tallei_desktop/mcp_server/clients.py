@@ -22,6 +22,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, TextIO
 
+import platformdirs
+
 from tallei_desktop.config import APP_NAME, Settings
 from tallei_desktop.core.errors import InvalidInput, KnownError
 
@@ -97,7 +99,9 @@ def connect(
         )
     if print_only:
         print(json.dumps(snippet, indent=2, ensure_ascii=False), file=stream)
-        print(f"Merge this into {path}, keeping what is already there, then restart {spec.title}.", file=stream)
+        print(
+            f"Merge this into {path}, keeping what is already there, then restart {spec.title}.", file=stream
+        )
         return 0
 
     old_bytes, document = _read(path, client, spec, snippet)
@@ -105,7 +109,9 @@ def connect(
     before = servers.get(SERVER_NAME)
     servers[SERVER_NAME] = _merge(before, entry, spec)
     if old_bytes is not None and servers[SERVER_NAME] == before:
-        print(f"{spec.title} is already connected: {path} has the current entry; nothing changed.", file=stream)
+        print(
+            f"{spec.title} is already connected: {path} has the current entry; nothing changed.", file=stream
+        )
         return 0
 
     backup = _write(path, old_bytes, document)
@@ -122,8 +128,6 @@ def _app_config_root(home: Path | None, platform: str | None, environ: Mapping[s
     if home is None and platform is None and environ is None:
         if sys.platform == "darwin":
             return Path.home() / "Library" / "Application Support"
-        import platformdirs
-
         # platformdirs asks Windows for the roaming AppData folder and honours XDG_CONFIG_HOME elsewhere,
         # which is where Electron looks too.
         return Path(platformdirs.user_config_dir(roaming=True))
@@ -177,8 +181,6 @@ def _entry(settings: Settings, spec: _Client) -> dict[str, Any]:
 
 
 def _environment(settings: Settings) -> dict[str, str]:
-    import platformdirs
-
     # Clients start servers from a folder of their choosing, so relative paths would point elsewhere.
     env: dict[str, str] = {}
     data_dir = settings.data_dir.expanduser().absolute()
@@ -259,14 +261,18 @@ def _kind(value: object) -> str:
     return "a number"
 
 
-def _read(path: Path, client: str, spec: _Client, snippet: dict[str, Any]) -> tuple[bytes | None, dict[str, Any]]:
+def _read(
+    path: Path, client: str, spec: _Client, snippet: dict[str, Any]
+) -> tuple[bytes | None, dict[str, Any]]:
     """The file's exact bytes (``None`` when it does not exist) and its parsed object."""
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
         return None, {}
     except OSError as exc:
-        raise ClientConfigError(f"Cannot read {path}: {exc.strerror or exc}. Check its permissions.") from None
+        raise ClientConfigError(
+            f"Cannot read {path}: {exc.strerror or exc}. Check its permissions."
+        ) from None
     by_hand = f"fix it, or add the entry by hand (`tallei-desktop connect {client} --print` shows it)"
     try:
         text = raw.decode("utf-8-sig")  # editors on Windows may add a byte-order mark
@@ -287,7 +293,9 @@ def _read(path: Path, client: str, spec: _Client, snippet: dict[str, Any]) -> tu
             f"{path} is not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno}); {by_hand}."
         ) from None
     except _DuplicateKey as exc:
-        raise ClientConfigError(f"{path} has the key {exc.args[0]!r} twice; keep one and run this again.") from None
+        raise ClientConfigError(
+            f"{path} has the key {exc.args[0]!r} twice; keep one and run this again."
+        ) from None
     if not isinstance(document, dict):
         raise ClientConfigError(
             f"{path} must hold a JSON object ({{...}}) at the top level, not {_kind(document)}; {by_hand}."
@@ -318,7 +326,9 @@ def _write(path: Path, old_bytes: bytes | None, document: dict[str, Any]) -> Pat
                 os.fsync(handle.fileno())
             os.chmod(temp, mode)
             if _current_bytes(target) != old_bytes:
-                raise ClientConfigError(f"{path} changed while Tallei was updating it; nothing was written. Run again.")
+                raise ClientConfigError(
+                    f"{path} changed while Tallei was updating it; nothing was written. Run again."
+                )
             backup = _backup(path, old_bytes, mode) if old_bytes is not None else None
             os.replace(temp, target)
         except BaseException:

@@ -121,7 +121,9 @@ class MemoryOut(_Out):
     bucket: Bucket
     platform: str = Field(description="The platform that first saved it.")
     platforms: list[str] = Field(description="Every platform that saved or confirmed it, first one first.")
-    confidence: Confidence = Field(description="UNCONFIRMED when seen once, MED from 2, HIGH from 5 confirmations.")
+    confidence: Confidence = Field(
+        description="UNCONFIRMED when seen once, MED from 2, HIGH from 5 confirmations."
+    )
     reference_count: int
     pinned: bool
     status: MemoryStatus
@@ -196,7 +198,9 @@ class StatusOut(_Out):
     counts: dict[str, int] = Field(description="Active memories per bucket.")
     archived: int
     forgotten: int
-    pending_background_work: int = Field(description="Saves and edits still waiting to be embedded and checked.")
+    pending_background_work: int = Field(
+        description="Saves and edits still waiting to be embedded and checked."
+    )
     open_conflicts: int
     semantic_search: bool
     model_state: str
@@ -252,7 +256,9 @@ def recall_out(r: RecallResult) -> RecallOut:
 
 
 def search_out(query: str, hits: list[SearchHit]) -> SearchOut:
-    return SearchOut(query=query, hits=[SearchHitOut(memory=memory_out(h.memory), score=h.score) for h in hits])
+    return SearchOut(
+        query=query, hits=[SearchHitOut(memory=memory_out(h.memory), score=h.score) for h in hits]
+    )
 
 
 def conflict_out(c: Conflict) -> ConflictOut:

@@ -49,9 +49,7 @@ def _confusion_summary(predictions: list[tuple[MemoryType, MemoryType, str]]) ->
         cells = " ".join(str(counts[(expected, got)]).rjust(5) for got in types)
         lines.append(expected.value.ljust(width + 4) + cells)
     misses = [
-        f"  {exp.value} -> {got.value}: {sentence}"
-        for exp, got, sentence in predictions
-        if exp is not got
+        f"  {exp.value} -> {got.value}: {sentence}" for exp, got, sentence in predictions if exp is not got
     ]
     return "\n".join([*lines, "misclassified:", *misses])
 
@@ -160,9 +158,7 @@ def test_hedged_choice_is_a_note_not_a_decision() -> None:
         ("Postmortem\u2014the cache served stale data", MemoryType.FAILURE),
     ],
 )
-def test_case_punctuation_and_unicode_forms_do_not_change_the_type(
-    text: str, expected: MemoryType
-) -> None:
+def test_case_punctuation_and_unicode_forms_do_not_change_the_type(text: str, expected: MemoryType) -> None:
     assert classify(text) is expected
 
 

@@ -110,9 +110,7 @@ def test_construction_does_no_work(tmp_path: Path) -> None:
     assert "not been loaded" in lazy.detail
 
 
-def test_real_model_loads_from_folder_and_becomes_ready(
-    model_dir: Path, fastembed_spy: _Spy
-) -> None:
+def test_real_model_loads_from_folder_and_becomes_ready(model_dir: Path, fastembed_spy: _Spy) -> None:
     fresh = FastEmbedEmbedder(model_dir=model_dir, threads=1)
     fastembed_spy.watched = fresh
     states = [fresh.state]

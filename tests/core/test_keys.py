@@ -136,9 +136,7 @@ def test_without_keyring_a_passphrase_creates_a_private_key_file_that_reopens(
     created = SecretStore(tmp_path, passphrase=PASSPHRASE, backend=no_keyring).store_key()
 
     key_file = tmp_path / KEY_FILE_NAME
-    reopened = SecretStore(tmp_path, passphrase=PASSPHRASE, backend=no_keyring).store_key(
-        create=False
-    )
+    reopened = SecretStore(tmp_path, passphrase=PASSPHRASE, backend=no_keyring).store_key(create=False)
     assert reopened.key == created.key
     assert len(created.key) == 32
     assert created.source == f"passphrase (key file {key_file.resolve()})"
@@ -170,7 +168,7 @@ def test_no_keyring_and_no_passphrase_is_key_unavailable_and_writes_nothing(
 ) -> None:
     store = SecretStore(tmp_path, backend=no_keyring)
 
-    with pytest.raises(KeyUnavailable, match="no passphrase was given.*TALLEI_PASSPHRASE"):
+    with pytest.raises(KeyUnavailable, match=r"no passphrase was given.*TALLEI_PASSPHRASE"):
         store.store_key()
 
     assert list(tmp_path.iterdir()) == []

@@ -15,9 +15,17 @@ from tallei_desktop.core.retrieval import Budgets
 from tallei_desktop.core.service import MemoryService
 from tests.conftest import REPO_ROOT
 from tests.core.conftest import Clock, ServiceFactory
-from tests.support.fake_embedder import HashEmbedder
 
-TOPICS = ["gardening", "kubernetes", "sourdough", "cycling", "tax returns", "piano", "rust lifetimes", "birdwatching"]
+TOPICS = [
+    "gardening",
+    "kubernetes",
+    "sourdough",
+    "cycling",
+    "tax returns",
+    "piano",
+    "rust lifetimes",
+    "birdwatching",
+]
 
 
 def _ids(items: object) -> set[str]:
@@ -26,7 +34,10 @@ def _ids(items: object) -> set[str]:
 
 def _fill_long_term(service: MemoryService, n: int) -> list[str]:
     return [
-        service.save(f"Fact {i}: the project codename {i} relates to {TOPICS[i % len(TOPICS)]} in some detail", type="fact").id
+        service.save(
+            f"Fact {i}: the project codename {i} relates to {TOPICS[i % len(TOPICS)]} in some detail",
+            type="fact",
+        ).id
         for i in range(n)
     ]
 
@@ -126,7 +137,9 @@ def test_semantic_search_finds_paraphrases_with_the_real_model(
     assert target in _ids(result.long_term)
 
 
-def test_without_a_model_recall_works_from_text_and_says_so(make_service: ServiceFactory, tmp_path: Path) -> None:
+def test_without_a_model_recall_works_from_text_and_says_so(
+    make_service: ServiceFactory, tmp_path: Path
+) -> None:
     missing = FastEmbedEmbedder(model_dir=tmp_path / "no-model-here")
     service = make_service(embedder=missing)
     keep = service.save("Our staging database is on port 5433", type="fact").id
@@ -213,7 +226,9 @@ _OTHER_PROCESS = textwrap.dedent(
 def _other_process(path: Path, *args: str) -> str:
     proc = subprocess.run(
         [sys.executable, "-c", _OTHER_PROCESS.format(root=str(REPO_ROOT), path=str(path)), *args],
-        capture_output=True, text=True, timeout=60,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert proc.returncode == 0, proc.stderr
     return proc.stdout.strip()

@@ -149,12 +149,16 @@ _SAVE_AND_DIE = textwrap.dedent(
 )
 
 
-def test_pending_work_of_a_dead_process_is_finished_by_the_next(make_service: ServiceFactory, tmp_path: Path) -> None:
+def test_pending_work_of_a_dead_process_is_finished_by_the_next(
+    make_service: ServiceFactory, tmp_path: Path
+) -> None:
     path = tmp_path / "tallei.db"
     make_service(path=path).close()
     proc = subprocess.run(
         [sys.executable, "-c", _SAVE_AND_DIE.format(root=str(REPO_ROOT), path=str(path))],
-        capture_output=True, text=True, timeout=60,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert proc.returncode == 9, proc.stderr
     ids = proc.stdout.strip().split(",")

@@ -37,7 +37,9 @@ def test_store_file_and_wal_hold_no_plaintext(make_service: ServiceFactory, tmp_
     assert b"zebra-marmalade" not in data and b"memories" not in data
 
 
-def test_wrong_key_names_the_key_source_and_opens_nothing(make_service: ServiceFactory, tmp_path: Path) -> None:
+def test_wrong_key_names_the_key_source_and_opens_nothing(
+    make_service: ServiceFactory, tmp_path: Path
+) -> None:
     service = make_service()
     service.save("I prefer tea over coffee")
     service.close()
@@ -110,7 +112,9 @@ def test_several_processes_write_at_once_without_locked_errors(tmp_path: Path) -
     Database(path, KEY, key_source="k").close()
     script = _WRITER.format(root=str(REPO_ROOT), path=str(path), count=150)
     procs = [
-        subprocess.Popen([sys.executable, "-c", script, str(n)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        subprocess.Popen(
+            [sys.executable, "-c", script, str(n)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
         for n in range(4)
     ]
     for proc in procs:

@@ -8,6 +8,7 @@ import os
 import re
 import stat
 import sys
+import tempfile
 import types
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -19,7 +20,6 @@ import pytest
 from tallei_desktop.cli import main
 from tallei_desktop.config import APP_NAME, Settings
 from tallei_desktop.core.errors import InvalidInput, KnownError
-from tallei_desktop.mcp_server import clients
 from tallei_desktop.mcp_server.clients import ClientConfigError, connect
 
 SCRIPT_NAME = "tallei-desktop.exe" if os.name == "nt" else "tallei-desktop"
@@ -114,7 +114,10 @@ def write(path: Path, content: str | bytes) -> bytes:
 EXISTING = {
     "globalShortcut": "Ctrl+Space",
     "mcpServers": {
-        "filesystem": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/Users/ana"]},
+        "filesystem": {
+            "command": "npx",
+            "args": ["-y", "@modelcontextprotocol/server-filesystem", "/Users/ana"],
+        },
         "weather": {"command": "uvx", "args": ["weather"], "env": {"API_KEY": "k-123", "UNITS": "°C"}},
     },
     "preferences": {"zeta": 1, "alpha": [1.5, None, True, {"b": 2, "a": 1}], "émoji": "✓"},
@@ -164,7 +167,11 @@ def test_other_entries_and_keys_keep_their_values_and_order(home: Path, settings
     assert tallei["args"] == ["mcp"]
     # json.dumps keeps insertion order, so equal dumps mean equal values in the same order, all the way down.
     assert json.dumps(after, ensure_ascii=False) == json.dumps(EXISTING, ensure_ascii=False)
-    assert list(json.loads(path.read_text(encoding="utf-8"))["mcpServers"]) == ["filesystem", "weather", "tallei"]
+    assert list(json.loads(path.read_text(encoding="utf-8"))["mcpServers"]) == [
+        "filesystem",
+        "weather",
+        "tallei",
+    ]
 
 
 def test_written_file_uses_two_space_indent_and_a_trailing_newline(home: Path, settings: Settings) -> None:
@@ -205,7 +212,9 @@ def test_second_run_changes_nothing_and_makes_no_new_backup(home: Path, settings
     assert backups(path) == made
 
 
-def test_same_entry_in_other_formatting_counts_as_connected(home: Path, settings: Settings, script: Path) -> None:
+def test_same_entry_in_other_formatting_counts_as_connected(
+    home: Path, settings: Settings, script: Path
+) -> None:
     path = home / ".cursor" / "mcp.json"
     raw = write(path, '{"mcpServers":{"tallei":{"args":["mcp"],"command":' + json.dumps(str(script)) + "}}}")
 
@@ -251,7 +260,9 @@ def test_stale_entry_is_updated_in_place_keeping_the_persons_additions(
     assert "Updated" in output
 
 
-def test_two_changes_within_a_second_keep_both_backups(home: Path, tmp_path: Path, settings: Settings) -> None:
+def test_two_changes_within_a_second_keep_both_backups(
+    home: Path, tmp_path: Path, settings: Settings
+) -> None:
     path = claude_file(home)
     first = write(path, "{}")
     run(settings, "claude", home)
@@ -269,13 +280,13 @@ def test_file_saved_by_the_client_meanwhile_is_not_overwritten(
     path = claude_file(home)
     write(path, json.dumps(EXISTING))
     theirs = b'{"mcpServers": {}, "savedBy": "Claude Desktop"}'
-    real_mkstemp = clients.tempfile.mkstemp
+    real_mkstemp = tempfile.mkstemp
 
-    def client_saves_first(*args: Any, **kwargs: Any) -> tuple[int, str]:
+    def client_saves_first(*, dir: Path, prefix: str, suffix: str) -> tuple[int, str]:
         path.write_bytes(theirs)  # the client rewrites its settings while ours are being prepared
-        return real_mkstemp(*args, **kwargs)
+        return real_mkstemp(dir=dir, prefix=prefix, suffix=suffix)
 
-    monkeypatch.setattr(clients.tempfile, "mkstemp", client_saves_first)
+    monkeypatch.setattr(tempfile, "mkstemp", client_saves_first)
 
     with pytest.raises(ClientConfigError, match="changed while"):
         run(settings, "claude", home)
@@ -317,7 +328,9 @@ MALFORMED: dict[str, tuple[bytes, str]] = {
 
 
 @pytest.mark.parametrize("case", list(MALFORMED))
-def test_unreadable_file_is_left_untouched_with_a_one_line_error(case: str, home: Path, settings: Settings) -> None:
+def test_unreadable_file_is_left_untouched_with_a_one_line_error(
+    case: str, home: Path, settings: Settings
+) -> None:
     path = claude_file(home)
     raw, expected = MALFORMED[case]
     write(path, raw)
@@ -378,7 +391,9 @@ def test_command_line_exits_2_and_prints_one_line_for_a_malformed_file(
     monkeypatch.setattr(entry, "connect_client", connect_client, raising=False)
     monkeypatch.setitem(sys.modules, "tallei_desktop.mcp_server.entry", entry)
 
-    code = main(["--config", str(tmp_path / "absent.toml"), "--data-dir", str(tmp_path / "data"), "connect", "claude"])
+    code = main(
+        ["--config", str(tmp_path / "absent.toml"), "--data-dir", str(tmp_path / "data"), "connect", "claude"]
+    )
 
     err = capsys.readouterr().err
     assert code == 2
@@ -417,7 +432,9 @@ def test_print_works_even_when_the_file_is_malformed(home: Path, settings: Setti
     assert path.read_bytes() == raw
 
 
-def test_chatgpt_gets_the_url_header_and_tunnel_note_and_nothing_is_written(home: Path, tmp_path: Path) -> None:
+def test_chatgpt_gets_the_url_header_and_tunnel_note_and_nothing_is_written(
+    home: Path, tmp_path: Path
+) -> None:
     settings = Settings(data_dir=tmp_path / "data", log_dir=tmp_path / "logs", http_port=9123)
 
     output = run(settings, "chatgpt", home)
@@ -461,7 +478,9 @@ def test_new_file_is_private_to_its_owner(home: Path, settings: Settings) -> Non
 
 
 @pytest.mark.skipif(os.name != "posix", reason="symlinks")
-def test_symlinked_file_is_written_through_and_the_link_kept(home: Path, tmp_path: Path, settings: Settings) -> None:
+def test_symlinked_file_is_written_through_and_the_link_kept(
+    home: Path, tmp_path: Path, settings: Settings
+) -> None:
     real = tmp_path / "dotfiles" / "cursor-mcp.json"
     old = write(real, json.dumps({"mcpServers": {}}))
     link = home / ".cursor" / "mcp.json"
@@ -484,7 +503,10 @@ def test_non_default_data_dir_and_model_dir_go_into_env_as_absolute_paths(
     run(settings, "claude", home)
 
     env = json.loads(claude_file(home).read_text(encoding="utf-8"))["mcpServers"]["tallei"]["env"]
-    assert env == {"TALLEI_DATA_DIR": str(tmp_path / "store"), "TALLEI_MODEL_DIR": str(tmp_path / "models" / "minilm")}
+    assert env == {
+        "TALLEI_DATA_DIR": str(tmp_path / "store"),
+        "TALLEI_MODEL_DIR": str(tmp_path / "models" / "minilm"),
+    }
 
 
 def test_default_data_dir_adds_no_env(home: Path, settings: Settings) -> None:

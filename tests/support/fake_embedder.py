@@ -112,9 +112,7 @@ class HashEmbedder:
             self._texts_embedded = 0
             self._calls = 0
 
-    def make_unavailable(
-        self, reason: str = "The embedding model is unavailable in this test."
-    ) -> None:
+    def make_unavailable(self, reason: str = "The embedding model is unavailable in this test.") -> None:
         self._unavailable = reason
 
     def make_available(self) -> None:

@@ -83,9 +83,13 @@ def _translate(exc: apsw.Error, path: Path | None = None) -> TalleiError:
             f"The memory store{where} stayed locked by another program for too long. Try again in a moment."
         )
     if isinstance(exc, apsw.FullError):
-        return StoreUnavailable(f"The disk holding the memory store{where} is full. Free some space and try again.")
+        return StoreUnavailable(
+            f"The disk holding the memory store{where} is full. Free some space and try again."
+        )
     if isinstance(exc, apsw.ReadOnlyError | apsw.PermissionsError | apsw.CantOpenError):
-        return StoreUnavailable(f"The memory store{where} cannot be written: {exc}. Check the folder's permissions.")
+        return StoreUnavailable(
+            f"The memory store{where} cannot be written: {exc}. Check the folder's permissions."
+        )
     if isinstance(exc, apsw.IOError):
         if exc.__cause__ is not None and getattr(exc.__cause__, "errno", None) == errno.ENOSPC:
             return StoreUnavailable(f"The disk holding the memory store{where} is full.")

@@ -115,7 +115,9 @@ class Database:
             except apsw.BusyError:
                 if time.monotonic() > deadline:
                     conn.execute("ROLLBACK")
-                    raise StoreBusy(f"The memory store at {self.path} stayed busy; nothing was saved.") from None
+                    raise StoreBusy(
+                        f"The memory store at {self.path} stayed busy; nothing was saved."
+                    ) from None
 
     def generation(self) -> int:
         """The content generation: bumped in the same transaction as every content change."""

@@ -103,7 +103,7 @@ def migrate(conn: apsw.Connection) -> int:
         # BEGIN IMMEDIATE takes the write lock first, so two processes never migrate at once.
         conn.execute("BEGIN IMMEDIATE")
         try:
-            version = int(conn.execute("PRAGMA user_version").fetchall()[0][0])
+            version = int(conn.execute("PRAGMA user_version").fetchall()[0][0] or 0)
             if version > SCHEMA_VERSION:
                 raise StoreUnavailable(
                     f"The memory store was written by a newer Tallei (schema {version}, this one knows "

@@ -12,11 +12,13 @@ import secrets
 import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 from datetime import UTC, datetime
 
 import apsw
 import numpy as np
 
+from tallei_desktop.core.errors import BugError
 from tallei_desktop.core.models import (
     Bucket,
     Conflict,
@@ -37,6 +39,7 @@ __all__ = [
     "new_id",
     "norm_hash",
     "row_from",
+    "scalar",
     "to_dt",
 ]
 
@@ -57,8 +60,23 @@ def to_dt(ts: float) -> datetime:
 
 
 def row_from(values: Sequence[object]) -> Row:
-    (rowid, mid, content, mtype, bucket, platform, created, updated, occurred, refs, last_ref, pinned, status,
-     superseded_by, embedded) = values
+    (
+        rowid,
+        mid,
+        content,
+        mtype,
+        bucket,
+        platform,
+        created,
+        updated,
+        occurred,
+        refs,
+        last_ref,
+        pinned,
+        status,
+        superseded_by,
+        embedded,
+    ) = values
     memory = Memory(
         id=str(mid),
         content=str(content),
@@ -118,6 +136,14 @@ def fts_query(text: str, *, max_terms: int = 32) -> str | None:
     if not words:
         return None
     return " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
+
+
+def scalar(conn: apsw.Connection, sql: str, params: Sequence[object] = ()) -> Any:
+    """The first column of the first row; a query that must return a row and did not is a bug."""
+    row = conn.execute(sql, tuple(params)).fetchone()
+    if row is None:
+        raise BugError(f"Expected a row from: {sql}")
+    return row[0]
 
 
 def load_provenance(conn: apsw.Connection, rows: Iterable[Row]) -> list[Row]:

@@ -1,0 +1,29 @@
+# Two commands for a fresh clone:  `make run`  and  `make test`.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: run test lint bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $(STAMP)
+
+run: $(STAMP)
+	$(BIN)/tallei-desktop $(or $(ARGS),serve)
+
+lint: $(STAMP)
+	$(BIN)/ruff check tallei_desktop tests bench
+	$(BIN)/mypy
+
+test: lint
+	$(BIN)/pytest -q $(PYTEST_ARGS)
+
+bench: $(STAMP)
+	$(BIN)/python bench/bench_engine.py $(BENCH_ARGS)
+
+clean:
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

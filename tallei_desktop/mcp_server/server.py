@@ -1,0 +1,438 @@
+"""``build_server``: the Tallei tools over a :class:`MemoryService`, as an MCP server.
+
+Every tool is thin: typed arguments with limits, one service call on a worker thread (the service
+blocks on SQLite and, for recall, on embedding the query), and error mapping. A :class:`KnownError`
+reaches the host model as a tool error carrying its one-line message; anything else is logged with
+its traceback here, at the handler boundary, and reported as an internal error.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from datetime import datetime
+from typing import Annotated, Any, TypeVar
+
+import anyio
+import anyio.to_thread
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
+from mcp.shared._stream_protocols import ReadStream, WriteStream
+from mcp.shared.message import SessionMessage
+from mcp_types import CallToolResult, InputRequiredResult, TextContent, ToolAnnotations
+from pydantic import AfterValidator, Field, ValidationError
+
+from tallei_desktop import __version__
+from tallei_desktop.core.errors import KnownError
+from tallei_desktop.core.service import MemoryService
+from tallei_desktop.mcp_server.platforms import UNKNOWN_PLATFORM, platform_for_client
+from tallei_desktop.mcp_server.schemas import (
+    BucketName,
+    ConflictId,
+    ConflictList,
+    ConflictOut,
+    Content,
+    MemoryId,
+    MemoryList,
+    MemoryOut,
+    MemoryTypeName,
+    PlatformName,
+    Query,
+    RecallOut,
+    ResolutionName,
+    SaveOut,
+    SearchOut,
+    StatusName,
+    StatusOut,
+    conflict_out,
+    memory_out,
+    recall_out,
+    save_out,
+    search_out,
+    status_out,
+)
+
+__all__ = ["INSTRUCTIONS", "SERVER_NAME", "ServiceSource", "TalleiServer", "build_server"]
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+SERVER_NAME = "tallei"
+
+#: A ready service, or a callable that returns it and may block (on a worker thread) while the
+#: store is still opening, so that a transport can answer ``initialize`` before the store is open.
+ServiceSource = MemoryService | Callable[[], MemoryService]
+
+INSTRUCTIONS = """\
+Tallei is the person's own memory, shared by every AI assistant they use: what they tell one \
+assistant, every other one can recall. It is stored encrypted on their computer.
+
+- At the start of every conversation, and again whenever the topic changes, call recall_memories \
+with a few words about the topic before you answer. Use what it returns as things you already \
+know about the person; do not recite it back.
+- Whenever the person states a preference, a decision, a fact about themselves, their work or \
+their projects, a dated event, a lesson learned or something that failed, call save_memory with \
+one self-contained sentence, without asking first. Saving something already known just confirms it.
+- When the person says a memory is wrong or outdated, find it with search_memories and fix it \
+with update_memory or remove it with forget_memory.
+- If recall reports a conflict between assistants, ask the person which version is right and \
+settle it with resolve_conflict.
+- Never save passwords, keys or other secrets.
+"""
+
+_MAX_MESSAGE = 400
+_FIELD_ERRORS_SHOWN = 3
+_EARLIEST_YEAR = 1900
+_LATEST_YEAR = 2200
+
+
+def _one_line(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= _MAX_MESSAGE else flat[: _MAX_MESSAGE - 1] + "…"
+
+
+def _describe_invalid(error: ValidationError) -> str:
+    problems = error.errors(include_url=False, include_input=False, include_context=False)
+    parts = [
+        f"{'.'.join(str(p) for p in e['loc']) or 'arguments'}: {e['msg']}"
+        for e in problems[:_FIELD_ERRORS_SHOWN]
+    ]
+    if len(problems) > _FIELD_ERRORS_SHOWN:
+        parts.append(f"and {len(problems) - _FIELD_ERRORS_SHOWN} more")
+    return "; ".join(parts)
+
+
+def _plausible_date(value: datetime) -> datetime:
+    # The store keeps timestamps as POSIX seconds; far-off years overflow that conversion.
+    if not _EARLIEST_YEAR <= value.year <= _LATEST_YEAR:
+        raise ValueError(f"the date must lie between the years {_EARLIEST_YEAR} and {_LATEST_YEAR}")
+    return value
+
+
+OccurredAt = Annotated[
+    datetime,
+    AfterValidator(_plausible_date),
+    Field(
+        description="For events: when it happened, as ISO 8601 (e.g. '2026-05-03T14:00:00Z'). Omit otherwise."
+    ),
+]
+
+
+class TalleiServer(MCPServer[Any]):
+    """An :class:`MCPServer` whose tool errors are always one line a host model can act on."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self._known_tools: set[str] = set()
+
+    def register(
+        self, fn: Callable[..., Any], *, title: str, description: str, annotations: ToolAnnotations
+    ) -> None:
+        """Add ``fn`` as the tool of the same name, with an output schema taken from its return type."""
+        self.add_tool(
+            fn, title=title, description=description, annotations=annotations, structured_output=True
+        )
+        self._known_tools.add(fn.__name__)
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any], context: Context[Any, Any] | None = None
+    ) -> CallToolResult | InputRequiredResult:
+        if name not in self._known_tools:
+            raise ToolError(
+                f"There is no tool named {name[:60]!r}; the tools are {', '.join(sorted(self._known_tools))}."
+            )
+        try:
+            return await super().call_tool(name, arguments, context)
+        except UnexpectedToolError:
+            raise
+        except ToolError as exc:
+            # The SDK quotes pydantic's multi-line report, input values included; the model only
+            # needs to know which argument is wrong and why.
+            if isinstance(exc.__cause__, ValidationError):
+                raise ToolError(
+                    f"Invalid arguments for {name}: {_describe_invalid(exc.__cause__)}"
+                ) from exc.__cause__
+            raise
+
+    async def serve_streams(
+        self, read_stream: ReadStream[SessionMessage | Exception], write_stream: WriteStream[SessionMessage]
+    ) -> None:
+        """Serve one connection over already-open streams until the read side ends."""
+        lowlevel = self._lowlevel_server
+        await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
+
+
+class _Calls:
+    """Runs one service call off the event loop and maps its failures to tool errors."""
+
+    def __init__(self, source: ServiceSource) -> None:
+        self._get: Callable[[], MemoryService] = (
+            (lambda: source) if isinstance(source, MemoryService) else source
+        )
+
+    async def run(self, tool: str, call: Callable[[MemoryService], T]) -> T:
+        try:
+            return await anyio.to_thread.run_sync(lambda: call(self._get()))
+        except KnownError as exc:
+            raise ToolError(_one_line(str(exc))) from None
+        except Exception:
+            # The handler boundary: log the traceback, give the model something it can act on.
+            log.exception("%s failed", tool)
+            raise ToolError(
+                f"{tool} failed because of an internal error in Tallei (details are in its log file). "
+                "Tell the person; retrying will not help."
+            ) from None
+
+
+def _caller_platform(ctx: Context[Any, Any]) -> str:
+    try:
+        params = ctx.request_context.session.client_params
+    except ValueError:  # called outside a request, as in direct calls from tests
+        return UNKNOWN_PLATFORM
+    info = params.client_info if params is not None else None
+    return platform_for_client(info.name if info is not None else None)
+
+
+def _hints(
+    *, read_only: bool = False, destructive: bool = False, idempotent: bool = False
+) -> ToolAnnotations:
+    return ToolAnnotations(
+        read_only_hint=read_only,
+        destructive_hint=destructive,
+        idempotent_hint=idempotent,
+        open_world_hint=False,
+    )
+
+
+def build_server(source: ServiceSource, *, instructions: str = INSTRUCTIONS) -> TalleiServer:
+    """An MCP server offering the Tallei tools over ``source``; build one per service.
+
+    ``source`` is the service, or a callable returning it that may block while the store opens.
+    The server owns nothing: whoever built the service closes it.
+    """
+    server = TalleiServer(
+        name=SERVER_NAME, title="Tallei", version=__version__, instructions=instructions, log_level="WARNING"
+    )
+    calls = _Calls(source)
+
+    async def save_memory(
+        content: Content,
+        ctx: Context[Any, Any],
+        type: MemoryTypeName | None = None,
+        platform: PlatformName | None = None,
+        pinned: bool = False,
+        occurred_at: OccurredAt | None = None,
+    ) -> SaveOut:
+        source_platform = platform or _caller_platform(ctx)
+        result = await calls.run(
+            "save_memory",
+            lambda s: s.save(
+                content, type=type, platform=source_platform, pinned=pinned, occurred_at=occurred_at
+            ),
+        )
+        return save_out(result, source_platform)
+
+    server.register(
+        save_memory,
+        title="Save memory",
+        description=(
+            "Remember something about the person for every future conversation, in every assistant they use. "
+            "Call it, without asking first, whenever the person states a preference ('I prefer…', 'call me…', "
+            "'always use…'), makes a decision, tells you a fact about themselves, their work or their projects, "
+            "mentions a dated event, a lesson learned, or something that broke. Save one self-contained statement "
+            "per call. Saving what is already stored confirms it instead of making a copy. The type is detected "
+            "from the text; pass it only when you are sure. Never save passwords, keys or other secrets."
+        ),
+        annotations=_hints(),
+    )
+
+    async def recall_memories(query: Query = "") -> Annotated[CallToolResult, RecallOut]:
+        result = await calls.run("recall_memories", lambda s: s.recall(query))
+        return CallToolResult(
+            content=[TextContent(type="text", text=result.text)],
+            structured_content=recall_out(result).model_dump(mode="json"),
+        )
+
+    server.register(
+        recall_memories,
+        title="Recall memories",
+        description=(
+            "Get what the person has told any of their assistants that matters now: their preferences, long-term "
+            "facts and decisions, and recent events, as one context block. Call it at the start of every "
+            "conversation and whenever the topic changes, before answering, with a few words about the topic "
+            "(an empty query recalls the general picture). Use what it returns as things you already know. "
+            "If it reports a conflict, ask the person which version is right."
+        ),
+        annotations=_hints(read_only=True, idempotent=True),
+    )
+
+    async def search_memories(
+        query: Annotated[Query, Field(min_length=1)],
+        limit: Annotated[int, Field(ge=1, le=100)] = 10,
+        types: Annotated[list[MemoryTypeName], Field(max_length=7)] | None = None,
+        buckets: Annotated[list[BucketName], Field(max_length=3)] | None = None,
+        include_archived: bool = False,
+    ) -> SearchOut:
+        hits = await calls.run(
+            "search_memories",
+            lambda s: s.search(
+                query, limit=limit, types=types, buckets=buckets, include_archived=include_archived
+            ),
+        )
+        return search_out(query, hits)
+
+    server.register(
+        search_memories,
+        title="Search memories",
+        description=(
+            "Find particular memories by words and meaning, across every bucket and age, best match first. Use it "
+            "to look up something recall_memories did not show, or to find a memory's id before updating or "
+            "forgetting it."
+        ),
+        annotations=_hints(read_only=True, idempotent=True),
+    )
+
+    async def list_memories(
+        bucket: BucketName | None = None,
+        type: MemoryTypeName | None = None,
+        platform: PlatformName | None = None,
+        status: StatusName = "active",
+        limit: Annotated[int, Field(ge=1, le=100)] = 20,
+        offset: Annotated[int, Field(ge=0, le=1_000_000)] = 0,
+    ) -> MemoryList:
+        memories = await calls.run(
+            "list_memories",
+            lambda s: s.list(
+                bucket=bucket, type=type, platform=platform, status=status, limit=limit, offset=offset
+            ),
+        )
+        more = len(memories) == limit
+        return MemoryList(
+            memories=[memory_out(m) for m in memories],
+            offset=offset,
+            next_offset=offset + limit if more else None,
+        )
+
+    server.register(
+        list_memories,
+        title="List memories",
+        description=(
+            "List stored memories, pinned first and then most recently changed, filtered by bucket, type, the "
+            "platform that saved them, or status, a page at a time. Use it when the person asks what you remember "
+            "about them; use search_memories to find something in particular."
+        ),
+        annotations=_hints(read_only=True, idempotent=True),
+    )
+
+    async def update_memory(
+        id: MemoryId,
+        ctx: Context[Any, Any],
+        content: Content | None = None,
+        type: MemoryTypeName | None = None,
+        pinned: bool | None = None,
+    ) -> MemoryOut:
+        editor = _caller_platform(ctx)
+        memory = await calls.run(
+            "update_memory",
+            lambda s: s.update(id, content=content, type=type, pinned=pinned, platform=editor),
+        )
+        return memory_out(memory)
+
+    server.register(
+        update_memory,
+        title="Update memory",
+        description=(
+            "Correct a stored memory when the person says it is wrong or has changed: give its id and the new "
+            "content, type or pinned flag. A new preference on the same subject does not need this: saving it "
+            "replaces the old one by itself."
+        ),
+        annotations=_hints(destructive=True, idempotent=True),
+    )
+
+    async def forget_memory(id: MemoryId) -> MemoryOut:
+        return memory_out(await calls.run("forget_memory", lambda s: s.forget(id)))
+
+    server.register(
+        forget_memory,
+        title="Forget memory",
+        description=(
+            "Forget a memory that the person asks you to forget or that is wrong. It leaves recall and search at "
+            "once; the person can still restore it from the Tallei app."
+        ),
+        annotations=_hints(destructive=True, idempotent=True),
+    )
+
+    async def pin_memory(id: MemoryId) -> MemoryOut:
+        return memory_out(await calls.run("pin_memory", lambda s: s.pin(id)))
+
+    server.register(
+        pin_memory,
+        title="Pin memory",
+        description=(
+            "Pin a memory so that it is always recalled first, when the person says it is important or always "
+            "applies."
+        ),
+        annotations=_hints(idempotent=True),
+    )
+
+    async def unpin_memory(id: MemoryId) -> MemoryOut:
+        return memory_out(await calls.run("unpin_memory", lambda s: s.unpin(id)))
+
+    server.register(
+        unpin_memory,
+        title="Unpin memory",
+        description="Unpin a memory when the person says it no longer needs to come first.",
+        annotations=_hints(idempotent=True),
+    )
+
+    async def list_conflicts(include_resolved: bool = False) -> ConflictList:
+        found = await calls.run("list_conflicts", lambda s: s.conflicts(include_resolved=include_resolved))
+        return ConflictList(conflicts=[conflict_out(c) for c in found])
+
+    server.register(
+        list_conflicts,
+        title="List conflicts",
+        description=(
+            "List open conflicts: pairs of memories, saved from different assistants, that disagree (say 'prefers "
+            "tabs' from one and 'prefers spaces' from another). Call it when recall_memories reports a conflict, "
+            "ask the person which is right, then settle it with resolve_conflict."
+        ),
+        annotations=_hints(read_only=True, idempotent=True),
+    )
+
+    async def resolve_conflict(
+        conflict_id: ConflictId,
+        resolution: ResolutionName,
+        content: Content | None = None,
+    ) -> ConflictOut:
+        settled = await calls.run(
+            "resolve_conflict", lambda s: s.resolve_conflict(conflict_id, resolution, content=content)
+        )
+        return conflict_out(settled)
+
+    server.register(
+        resolve_conflict,
+        title="Resolve conflict",
+        description=(
+            "Settle a conflict once the person has said which version is right. keep_first or keep_second keeps "
+            "that memory and retires the other; keep_both keeps both because both are true; replace retires both "
+            "and saves content in their place (give content only with replace)."
+        ),
+        annotations=_hints(destructive=True),
+    )
+
+    async def memory_status() -> StatusOut:
+        return status_out(await calls.run("memory_status", lambda s: s.status()))
+
+    server.register(
+        memory_status,
+        title="Memory status",
+        description=(
+            "How many memories are stored per bucket, how much background work is pending, how many conflicts "
+            "are open, and whether semantic search is on. Use it when the person asks about Tallei itself or a "
+            "result looks incomplete."
+        ),
+        annotations=_hints(read_only=True, idempotent=True),
+    )
+    return server

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+
 from tallei_desktop.config import Settings
 from tallei_desktop.core.embeddings import Embedder, FastEmbedEmbedder
 from tallei_desktop.core.keys import SecretStore
@@ -15,10 +16,8 @@ __all__ = ["build_embedder", "build_secrets", "build_service"]
 log = logging.getLogger(__name__)
 
 
-def build_secrets(
-    settings: Settings, *, keyring_backend: keyring.backend.KeyringBackend | None = None
-) -> SecretStore:
-    return SecretStore(settings.data_dir, passphrase=settings.passphrase, backend=keyring_backend)
+def build_secrets(settings: Settings) -> SecretStore:
+    return SecretStore(settings.data_dir, passphrase=settings.passphrase)
 
 
 def build_embedder(settings: Settings) -> FastEmbedEmbedder:

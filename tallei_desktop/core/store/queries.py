@@ -12,8 +12,8 @@ import secrets
 import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
 from datetime import UTC, datetime
+from typing import Any
 
 import apsw
 import numpy as np

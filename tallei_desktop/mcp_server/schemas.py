@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from tallei_desktop.core.models import (
     MAX_CONTENT_BYTES,
@@ -41,6 +41,7 @@ __all__ = [
     "MemoryList",
     "MemoryOut",
     "MemoryTypeName",
+    "OccurredAt",
     "PlatformName",
     "Query",
     "RecallItemOut",
@@ -62,6 +63,8 @@ __all__ = [
 #: Longest query accepted; the same limit the core applies.
 MAX_QUERY_CHARS = 2_000
 
+# Spelled out rather than taken from the core enums so that input schemas carry the choices inline
+# (clients resolve "$ref" in input schemas unevenly); a test keeps them equal to the core enums.
 MemoryTypeName = Literal["preference", "fact", "decision", "event", "note", "lesson", "failure"]
 BucketName = Literal["preference", "long_term", "short_term"]
 StatusName = Literal["active", "archived", "superseded", "merged", "deleted"]
@@ -98,6 +101,18 @@ ConflictId = Annotated[
     str,
     Field(min_length=1, max_length=64, description="The id of a conflict, as returned by list_conflicts."),
 ]
+#: Earliest and latest years accepted for ``occurred_at``; the store keeps POSIX seconds.
+EARLIEST_YEAR = 1900
+LATEST_YEAR = 2200
+
+
+def _plausible_date(value: datetime) -> datetime:
+    if not EARLIEST_YEAR <= value.year <= LATEST_YEAR:
+        raise ValueError(f"the date must lie between the years {EARLIEST_YEAR} and {LATEST_YEAR}")
+    return value
+
+
+OccurredAt = Annotated[datetime, AfterValidator(_plausible_date)]
 PlatformName = Annotated[
     str,
     Field(

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from datetime import datetime
 from typing import Annotated, Any, TypeVar
 
 import anyio
@@ -20,7 +19,7 @@ from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.shared._stream_protocols import ReadStream, WriteStream
 from mcp.shared.message import SessionMessage
 from mcp_types import CallToolResult, InputRequiredResult, TextContent, ToolAnnotations
-from pydantic import AfterValidator, Field, ValidationError
+from pydantic import Field, ValidationError
 
 from tallei_desktop import __version__
 from tallei_desktop.core.errors import KnownError
@@ -36,6 +35,7 @@ from tallei_desktop.mcp_server.schemas import (
     MemoryList,
     MemoryOut,
     MemoryTypeName,
+    OccurredAt,
     PlatformName,
     Query,
     RecallOut,
@@ -83,8 +83,6 @@ settle it with resolve_conflict.
 
 _MAX_MESSAGE = 400
 _FIELD_ERRORS_SHOWN = 3
-_EARLIEST_YEAR = 1900
-_LATEST_YEAR = 2200
 
 
 def _one_line(text: str) -> str:
@@ -101,22 +99,6 @@ def _describe_invalid(error: ValidationError) -> str:
     if len(problems) > _FIELD_ERRORS_SHOWN:
         parts.append(f"and {len(problems) - _FIELD_ERRORS_SHOWN} more")
     return "; ".join(parts)
-
-
-def _plausible_date(value: datetime) -> datetime:
-    # The store keeps timestamps as POSIX seconds; far-off years overflow that conversion.
-    if not _EARLIEST_YEAR <= value.year <= _LATEST_YEAR:
-        raise ValueError(f"the date must lie between the years {_EARLIEST_YEAR} and {_LATEST_YEAR}")
-    return value
-
-
-OccurredAt = Annotated[
-    datetime,
-    AfterValidator(_plausible_date),
-    Field(
-        description="For events: when it happened, as ISO 8601 (e.g. '2026-05-03T14:00:00Z'). Omit otherwise."
-    ),
-]
 
 
 class TalleiServer(MCPServer[Any]):
@@ -219,10 +201,19 @@ def build_server(source: ServiceSource, *, instructions: str = INSTRUCTIONS) -> 
     async def save_memory(
         content: Content,
         ctx: Context[Any, Any],
-        type: MemoryTypeName | None = None,
-        platform: PlatformName | None = None,
-        pinned: bool = False,
-        occurred_at: OccurredAt | None = None,
+        type: Annotated[
+            MemoryTypeName | None,
+            Field(description="Only when you are sure; otherwise it is detected from the text."),
+        ] = None,
+        platform: Annotated[
+            PlatformName | None,
+            Field(description="Only to record the save under another platform than the one you connect as."),
+        ] = None,
+        pinned: Annotated[bool, Field(description="Pin it so that it is always recalled first.")] = False,
+        occurred_at: Annotated[
+            OccurredAt | None,
+            Field(description="For events: when it happened, in ISO 8601, e.g. '2026-05-03T14:00:00Z'."),
+        ] = None,
     ) -> SaveOut:
         source_platform = platform or _caller_platform(ctx)
         result = await calls.run(
@@ -269,10 +260,16 @@ def build_server(source: ServiceSource, *, instructions: str = INSTRUCTIONS) -> 
 
     async def search_memories(
         query: Annotated[Query, Field(min_length=1)],
-        limit: Annotated[int, Field(ge=1, le=100)] = 10,
-        types: Annotated[list[MemoryTypeName], Field(max_length=7)] | None = None,
-        buckets: Annotated[list[BucketName], Field(max_length=3)] | None = None,
-        include_archived: bool = False,
+        limit: Annotated[int, Field(ge=1, le=100, description="How many memories to return at most.")] = 10,
+        types: Annotated[
+            list[MemoryTypeName] | None, Field(max_length=7, description="Only memories of these types.")
+        ] = None,
+        buckets: Annotated[
+            list[BucketName] | None, Field(max_length=3, description="Only memories in these buckets.")
+        ] = None,
+        include_archived: Annotated[
+            bool, Field(description="Also search memories archived after a year without use.")
+        ] = False,
     ) -> SearchOut:
         hits = await calls.run(
             "search_memories",
@@ -294,12 +291,19 @@ def build_server(source: ServiceSource, *, instructions: str = INSTRUCTIONS) -> 
     )
 
     async def list_memories(
-        bucket: BucketName | None = None,
-        type: MemoryTypeName | None = None,
-        platform: PlatformName | None = None,
-        status: StatusName = "active",
-        limit: Annotated[int, Field(ge=1, le=100)] = 20,
-        offset: Annotated[int, Field(ge=0, le=1_000_000)] = 0,
+        bucket: Annotated[BucketName | None, Field(description="Only memories in this bucket.")] = None,
+        type: Annotated[MemoryTypeName | None, Field(description="Only memories of this type.")] = None,
+        platform: Annotated[
+            PlatformName | None, Field(description="Only memories first saved from here.")
+        ] = None,
+        status: Annotated[
+            StatusName,
+            Field(description="active (the default), or archived, superseded, merged or deleted ones."),
+        ] = "active",
+        limit: Annotated[int, Field(ge=1, le=100, description="Memories per page.")] = 20,
+        offset: Annotated[
+            int, Field(ge=0, le=1_000_000, description="How many to skip (from next_offset).")
+        ] = 0,
     ) -> MemoryList:
         memories = await calls.run(
             "list_memories",
@@ -328,9 +332,11 @@ def build_server(source: ServiceSource, *, instructions: str = INSTRUCTIONS) -> 
     async def update_memory(
         id: MemoryId,
         ctx: Context[Any, Any],
-        content: Content | None = None,
-        type: MemoryTypeName | None = None,
-        pinned: bool | None = None,
+        content: Annotated[Content | None, Field(description="The corrected text, if it changes.")] = None,
+        type: Annotated[
+            MemoryTypeName | None, Field(description="The corrected type, if it changes.")
+        ] = None,
+        pinned: Annotated[bool | None, Field(description="Pin or unpin it, if that changes.")] = None,
     ) -> MemoryOut:
         editor = _caller_platform(ctx)
         memory = await calls.run(
@@ -386,7 +392,9 @@ def build_server(source: ServiceSource, *, instructions: str = INSTRUCTIONS) -> 
         annotations=_hints(idempotent=True),
     )
 
-    async def list_conflicts(include_resolved: bool = False) -> ConflictList:
+    async def list_conflicts(
+        include_resolved: Annotated[bool, Field(description="Also list conflicts already settled.")] = False,
+    ) -> ConflictList:
         found = await calls.run("list_conflicts", lambda s: s.conflicts(include_resolved=include_resolved))
         return ConflictList(conflicts=[conflict_out(c) for c in found])
 
@@ -403,8 +411,13 @@ def build_server(source: ServiceSource, *, instructions: str = INSTRUCTIONS) -> 
 
     async def resolve_conflict(
         conflict_id: ConflictId,
-        resolution: ResolutionName,
-        content: Content | None = None,
+        resolution: Annotated[
+            ResolutionName,
+            Field(description="keep_first, keep_second, keep_both, or replace (with content)."),
+        ],
+        content: Annotated[
+            Content | None, Field(description="With replace only: the one memory that takes both places.")
+        ] = None,
     ) -> ConflictOut:
         settled = await calls.run(
             "resolve_conflict", lambda s: s.resolve_conflict(conflict_id, resolution, content=content)

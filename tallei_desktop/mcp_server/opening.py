@@ -1,0 +1,78 @@
+"""A MemoryService that opens on a background thread while the transport already answers.
+
+Unlocking the store can take a while (a passphrase is stretched with scrypt, an OS keyring may ask
+the person to unlock it), and an MCP client gives up on a server that does not answer ``initialize``
+promptly. So the stdio server starts serving at once and each tool call waits for the store instead.
+A store that cannot be opened becomes the answer to every tool call, which the host model can pass
+on to the person, rather than a process that dies before the client can say why.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from tallei_desktop.core.errors import BugError, KnownError
+
+if TYPE_CHECKING:
+    from tallei_desktop.core.service import MemoryService
+
+__all__ = ["OpeningService"]
+
+log = logging.getLogger(__name__)
+
+
+class OpeningService:
+    """Runs ``open_service`` on a daemon thread; calling the object waits for its result.
+
+    ``OpeningService(...)`` is a :data:`~tallei_desktop.mcp_server.server.ServiceSource`: call it
+    from a worker thread, never from the event loop.
+    """
+
+    def __init__(self, open_service: Callable[[], MemoryService]) -> None:
+        self._open = open_service
+        self._done = threading.Event()
+        self._service: MemoryService | None = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, name="tallei-open-store", daemon=True)
+
+    def start(self) -> OpeningService:
+        self._thread.start()
+        return self
+
+    def __call__(self) -> MemoryService:
+        """The open service; raises what opening raised (a fresh copy each time, for the caller)."""
+        self._done.wait()
+        if self._service is not None:
+            return self._service
+        error = self._error
+        if isinstance(error, KnownError):
+            raise type(error)(*error.args)
+        raise BugError("The memory store could not be opened because of an internal error; see the log file.")
+
+    @property
+    def ready(self) -> bool:
+        return self._done.is_set()
+
+    def close(self, timeout: float = 30.0) -> None:
+        """Wait for the opening to end (at most ``timeout`` seconds), then close the service if it opened."""
+        if not self._done.wait(timeout):
+            log.warning("The store was still opening after %.0f s; leaving it to the process exit.", timeout)
+            return
+        if self._service is not None:
+            self._service.close()
+
+    def _run(self) -> None:
+        try:
+            self._service = self._open()
+        except KnownError as exc:
+            log.error("The memory store cannot be opened: %s", exc)
+            self._error = exc
+        except BaseException as exc:
+            # The boundary of this thread: keep the traceback, and let every tool call say so.
+            log.exception("Opening the memory store failed")
+            self._error = exc
+        finally:
+            self._done.set()

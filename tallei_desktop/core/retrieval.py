@@ -27,6 +27,8 @@ MATCH_SIMILARITY = 0.45
 EXTRA_SIMILARITY = 0.50
 #: Short-term order: recency, nudged by how well the memory matches the query.
 SHORT_TERM_MATCH_WEIGHT = 0.3
+#: The newest in-window memories considered for the short-term bucket (its budget holds far fewer).
+SHORT_TERM_RECENT_K = 300
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,21 +158,23 @@ def build_recall(
     long_term = r.fill_budget(long_term, budgets.long_term)
 
     # Short-term: the recent window, newest first with a decay penalty, nudged by matching the query.
+    # Candidates: the newest SHORT_TERM_RECENT_K plus any in-window text or vector match (a match can
+    # lift an older one, but no more than that can fit the budget anyway).
+    st_where = "m.status = 'active' AND m.bucket = 'short_term' AND m.occurred_at >= ?"
+    st_raw = text_hits(conn, query, st_where, (cutoff,), BM25_K)
+    st_bm25 = r.normalise_bm25(st_raw)
     st_rows = q.fetch_rows(
-        conn,
-        "WHERE m.status = 'active' AND m.bucket = 'short_term' AND m.occurred_at >= ? "
-        "ORDER BY m.occurred_at DESC LIMIT 1000",
-        (cutoff,),
+        conn, f"WHERE {st_where} ORDER BY m.occurred_at DESC LIMIT ?", (cutoff, SHORT_TERM_RECENT_K)
     )
-    st_bm25 = r.normalise_bm25(
-        text_hits(
-            conn,
-            query,
-            "m.status = 'active' AND m.bucket = 'short_term' AND m.occurred_at >= ?",
-            (cutoff,),
-            BM25_K,
-        )
-    )
+    seen = {row.rowid for row in st_rows}
+    more = [rid for rid in (*st_raw, *vec) if rid not in seen]
+    st_rows += [
+        row
+        for row in q.fetch_by_rowids(conn, sorted(set(more))).values()
+        if row.memory.status == "active"
+        and row.memory.bucket is Bucket.SHORT_TERM
+        and row.memory.occurred_at.timestamp() >= cutoff
+    ]
 
     def st_score(row: q.Row) -> float:
         match = max(st_bm25.get(row.rowid, 0.0), vec.get(row.rowid, 0.0))

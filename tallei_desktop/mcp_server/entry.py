@@ -1,0 +1,155 @@
+"""The MCP commands the CLI dispatches to: ``mcp`` (stdio), ``serve`` (HTTP), ``token`` and ``connect``.
+
+The SDK and the store are imported inside each command, so ``token`` and ``connect`` stay light and
+``mcp`` can answer its client before the heavier parts are loaded.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+import sys
+from logging.handlers import RotatingFileHandler
+from typing import TYPE_CHECKING
+
+from tallei_desktop.config import Settings
+from tallei_desktop.core.errors import InvalidInput
+
+if TYPE_CHECKING:
+    from tallei_desktop.core.service import MemoryService
+    from tallei_desktop.mcp_server.http_endpoint import HttpEndpoint
+
+__all__ = ["TOKEN_SECRET", "connect_client", "run_http", "run_stdio", "show_token"]
+
+log = logging.getLogger(__name__)
+
+#: The name under which the HTTP bearer token is kept beside the store key.
+TOKEN_SECRET = "http-token"
+
+_LOG_BYTES = 1024 * 1024
+_LOG_BACKUPS = 3
+
+
+def _log_to_file(settings: Settings, file_name: str) -> None:
+    """Also log to a rotating file in the user log folder, keeping stderr exactly as verbose as it was.
+
+    Several stdio servers share one file, so each line carries its process id.
+    """
+    root = logging.getLogger()
+    try:
+        settings.log_dir.mkdir(parents=True, exist_ok=True)
+        handler = RotatingFileHandler(
+            settings.log_dir / file_name, maxBytes=_LOG_BYTES, backupCount=_LOG_BACKUPS, encoding="utf-8"
+        )
+    except OSError as exc:
+        log.warning(
+            "Cannot write a log file in %s (%s); logging to stderr only.", settings.log_dir, exc.strerror
+        )
+        return
+    was = root.level or logging.WARNING
+    for existing in root.handlers:
+        if existing.level == logging.NOTSET:
+            existing.setLevel(was)
+    handler.setLevel(min(was, logging.INFO))
+    handler.setFormatter(logging.Formatter("%(asctime)s %(process)d %(levelname)s %(name)s: %(message)s"))
+    root.addHandler(handler)
+    root.setLevel(min(was, logging.INFO))
+
+
+def _open_service(settings: Settings) -> MemoryService:
+    from tallei_desktop.factory import build_service
+
+    return build_service(settings, preload_model=True)
+
+
+def run_stdio(settings: Settings) -> int:
+    """Serve MCP over stdin/stdout until the client closes stdin or sends SIGTERM."""
+    _log_to_file(settings, "mcp.log")
+    from tallei_desktop.mcp_server.opening import OpeningService
+
+    # The store opens while the SDK loads and the client's initialize is answered.
+    opening = OpeningService(lambda: _open_service(settings)).start()
+    try:
+        import anyio
+
+        from tallei_desktop.mcp_server.server import build_server
+        from tallei_desktop.mcp_server.stdio import serve_stdio
+
+        anyio.run(serve_stdio, build_server(opening))
+    finally:
+        # Saves are committed before they are acknowledged; embeddings still pending are finished
+        # by the next process that opens the store.
+        opening.close()
+    return 0
+
+
+def run_http(settings: Settings, *, host: str | None, port: int | None) -> int:
+    """Serve MCP over Streamable HTTP on loopback until SIGTERM or Ctrl+C."""
+    from tallei_desktop.core.keys import random_token
+    from tallei_desktop.factory import build_secrets, build_service
+    from tallei_desktop.mcp_server.http_endpoint import HttpEndpoint, loopback_address
+    from tallei_desktop.mcp_server.server import build_server
+
+    _log_to_file(settings, "serve.log")
+    host = settings.http_host if host is None else host
+    port = settings.http_port if port is None else port
+    if not 0 <= port <= 65535:
+        raise InvalidInput(f"The port must be between 0 and 65535, not {port}.")
+    loopback_address(host)
+    secrets = build_secrets(settings)
+    service = build_service(settings, secrets=secrets, preload_model=True)
+    try:
+        token = secrets.secret(TOKEN_SECRET, factory=random_token)
+        endpoint = HttpEndpoint(build_server(service), token=token, host=host, port=port)
+        asyncio.run(_serve_until_stopped(endpoint))
+    finally:
+        service.close()
+    return 0
+
+
+async def _serve_until_stopped(endpoint: HttpEndpoint) -> None:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        # Windows loops cannot watch signals; Ctrl+C then arrives as KeyboardInterrupt instead.
+        with contextlib.suppress(NotImplementedError, RuntimeError):
+            loop.add_signal_handler(signum, stop.set)
+    await endpoint.start()
+    try:
+        print(f"Serving MCP at {endpoint.url}", flush=True)
+        print(
+            "Clients need the bearer token that `tallei-desktop token` prints.", file=sys.stderr, flush=True
+        )
+        await stop.wait()
+    finally:
+        await endpoint.stop()
+
+
+def show_token(settings: Settings, *, rotate: bool) -> int:
+    """Print the HTTP bearer token, creating it on first use; ``rotate`` replaces it first."""
+    from tallei_desktop.core.keys import random_token
+    from tallei_desktop.factory import build_secrets
+
+    secrets = build_secrets(settings)
+    # Under a passphrase the token is kept in the key file, which exists once the store key does.
+    secrets.store_key(create=not settings.db_path.exists())
+    if rotate:
+        token = random_token()
+        secrets.replace_secret(TOKEN_SECRET, token)
+        print(token)
+        print(
+            "The old token no longer works. Restart `tallei-desktop serve` (or the tray app) and give clients "
+            "the new one.",
+            file=sys.stderr,
+        )
+    else:
+        print(secrets.secret(TOKEN_SECRET, factory=random_token))
+    return 0
+
+
+def connect_client(settings: Settings, client: str, *, print_only: bool) -> int:
+    from tallei_desktop.mcp_server.clients import connect
+
+    return connect(settings, client, print_only=print_only)

@@ -304,8 +304,19 @@ _PARAPHRASE_QUERIES = (
     "tips for testing under heavy traffic",
     "what are my hobbies at the weekend",
     "medical things I should keep in mind",
-    "the frontend technology choice we made",
+    "the frontend technology choice we made for {project}",
+    "who do I know that works at {client}",
+    "what do we run {project} on",
+    "any travel plans involving {city}",
+    "what happened with {client} last time",
+    "do I have notes about {tool}",
+    "how did the {team} people decide on tooling",
+    "what broke in {env} recently",
+    "background on the {topic} system",
+    "is there anything I learned about {db}",
+    "what is {first} like to work with",
 )
+_LEADS = ("", "", "remind me: ", "do you know ", "what do you have on ", "quick question, ", "context for ")
 
 
 @dataclass(frozen=True, slots=True)
@@ -346,12 +357,18 @@ class Corpus:
         """``n`` queries never returned before by this corpus: about half exact, half paraphrase."""
         rng = random.Random(f"{self.seed}:queries:{salt}")
         out: list[str] = []
+        misses = 0
         while len(out) < n:
-            pool = _EXACT_QUERIES if len(out) % 2 == 0 else _PARAPHRASE_QUERIES
-            text = self._fill(rng, rng.choice(pool))
-            if text.casefold() not in self._queries:
-                self._queries.add(text.casefold())
-                out.append(text)
+            exact = len(out) % 2 == 0
+            template = rng.choice(_EXACT_QUERIES) if exact else rng.choice(_LEADS) + rng.choice(_PARAPHRASE_QUERIES)
+            text = self._fill(rng, template)
+            if text.casefold() in self._queries:
+                misses += 1
+                if misses > 100_000:
+                    raise RuntimeError("ran out of distinct queries; widen the query templates")
+                continue
+            self._queries.add(text.casefold())
+            out.append(text)
         return out
 
     def _make(self, index: int) -> CorpusMemory:

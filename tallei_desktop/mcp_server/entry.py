@@ -58,29 +58,31 @@ def _log_to_file(settings: Settings, file_name: str) -> None:
     root.setLevel(min(was, logging.INFO))
 
 
-def _open_service(settings: Settings) -> MemoryService:
-    from tallei_desktop.factory import build_service
-
-    return build_service(settings, preload_model=True)
-
-
 def run_stdio(settings: Settings) -> int:
     """Serve MCP over stdin/stdout until the client closes stdin or sends SIGTERM."""
     _log_to_file(settings, "mcp.log")
-    from tallei_desktop.mcp_server.opening import OpeningService
+    from tallei_desktop.mcp_server.opening import ModelPreload, OpeningService
 
-    # The store opens while the SDK loads and the client's initialize is answered.
-    opening = OpeningService(lambda: _open_service(settings)).start()
+    def open_service() -> MemoryService:
+        from tallei_desktop.factory import build_service
+
+        return build_service(settings, preload_model=False)
+
+    # The store opens while the SDK loads and the client's initialize is answered; the model loads
+    # once that answer is out.
+    opening = OpeningService(open_service).start()
+    preload = ModelPreload(opening)
     try:
         import anyio
 
         from tallei_desktop.mcp_server.server import build_server
         from tallei_desktop.mcp_server.stdio import serve_stdio
 
-        anyio.run(serve_stdio, build_server(opening))
+        anyio.run(lambda: serve_stdio(build_server(opening), after_first_message=preload.start))
     finally:
         # Saves are committed before they are acknowledged; embeddings still pending are finished
         # by the next process that opens the store.
+        preload.wait()
         opening.close()
     return 0
 
@@ -90,6 +92,7 @@ def run_http(settings: Settings, *, host: str | None, port: int | None) -> int:
     from tallei_desktop.core.keys import random_token
     from tallei_desktop.factory import build_secrets, build_service
     from tallei_desktop.mcp_server.http_endpoint import HttpEndpoint, loopback_address
+    from tallei_desktop.mcp_server.opening import ModelPreload
     from tallei_desktop.mcp_server.server import build_server
 
     _log_to_file(settings, "serve.log")
@@ -99,12 +102,15 @@ def run_http(settings: Settings, *, host: str | None, port: int | None) -> int:
         raise InvalidInput(f"The port must be between 0 and 65535, not {port}.")
     loopback_address(host)
     secrets = build_secrets(settings)
-    service = build_service(settings, secrets=secrets, preload_model=True)
+    service = build_service(settings, secrets=secrets, preload_model=False)
+    preload = ModelPreload(lambda: service)
     try:
         token = secrets.secret(TOKEN_SECRET, factory=random_token)
         endpoint = HttpEndpoint(build_server(service), token=token, host=host, port=port)
+        preload.start()
         asyncio.run(_serve_until_stopped(endpoint))
     finally:
+        preload.wait()
         service.close()
     return 0
 

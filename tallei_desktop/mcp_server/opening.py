@@ -19,7 +19,7 @@ from tallei_desktop.core.errors import BugError, KnownError
 if TYPE_CHECKING:
     from tallei_desktop.core.service import MemoryService
 
-__all__ = ["OpeningService"]
+__all__ = ["ModelPreload", "OpeningService"]
 
 log = logging.getLogger(__name__)
 
@@ -76,3 +76,43 @@ class OpeningService:
             self._error = exc
         finally:
             self._done.set()
+
+
+class ModelPreload:
+    """Loads the embedding model on a thread of its own, when asked, so the first recall is fast.
+
+    The stdio server asks only once it has answered its client: loading imports onnxruntime, and
+    doing that while the client waits for ``initialize`` would slow the answer for nothing. The
+    thread is waited for at shutdown, because a process that exits while onnxruntime is building a
+    session is aborted by it.
+    """
+
+    def __init__(self, source: Callable[[], MemoryService]) -> None:
+        self._source = source
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    def start(self) -> None:
+        """Begin loading (once; later calls do nothing)."""
+        with self._lock:
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._load, name="tallei-model-load", daemon=True)
+                self._thread.start()
+
+    def wait(self, timeout: float = 30.0) -> None:
+        """Wait for a load in progress to end, at most ``timeout`` seconds."""
+        with self._lock:
+            thread = self._thread
+        if thread is not None:
+            thread.join(timeout)
+
+    def _load(self) -> None:
+        try:
+            load = getattr(self._source().embedder, "load", None)
+            if callable(load):
+                load()
+        except KnownError as exc:
+            # Semantic search stays off and the service says why; nothing else to do here.
+            log.info("The embedding model is not loaded: %s", exc)
+        except Exception:
+            log.exception("Loading the embedding model failed")

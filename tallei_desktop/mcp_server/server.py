@@ -16,8 +16,7 @@ import anyio
 import anyio.to_thread
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
-from mcp.shared._stream_protocols import ReadStream, WriteStream
-from mcp.shared.message import SessionMessage
+from mcp.server.stdio import stdio_server
 from mcp_types import CallToolResult, InputRequiredResult, TextContent, ToolAnnotations
 from pydantic import Field, ValidationError
 
@@ -137,12 +136,11 @@ class TalleiServer(MCPServer[Any]):
                 ) from exc.__cause__
             raise
 
-    async def serve_streams(
-        self, read_stream: ReadStream[SessionMessage | Exception], write_stream: WriteStream[SessionMessage]
-    ) -> None:
-        """Serve one connection over already-open streams until the read side ends."""
-        lowlevel = self._lowlevel_server
-        await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
+    async def run_stdio_lines(self, stdin: anyio.AsyncFile[str]) -> None:
+        """As :meth:`run_stdio_async`, reading messages from ``stdin`` (one per line) instead of fd 0."""
+        async with stdio_server(stdin=stdin) as (read_stream, write_stream):
+            lowlevel = self._lowlevel_server
+            await lowlevel.run(read_stream, write_stream, lowlevel.create_initialization_options())
 
 
 class _Calls:
@@ -162,15 +160,15 @@ class _Calls:
             # The handler boundary: log the traceback, give the model something it can act on.
             log.exception("%s failed", tool)
             raise ToolError(
-                f"{tool} failed because of an internal error in Tallei (details are in its log file). "
-                "Tell the person; retrying will not help."
+                f"{tool} failed because of an internal error in Tallei; the details are in its log file. "
+                "Tell the person."
             ) from None
 
 
 def _caller_platform(ctx: Context[Any, Any]) -> str:
     try:
         params = ctx.request_context.session.client_params
-    except ValueError:  # called outside a request, as in direct calls from tests
+    except ValueError:  # a direct call_tool() outside any request
         return UNKNOWN_PLATFORM
     info = params.client_info if params is not None else None
     return platform_for_client(info.name if info is not None else None)
@@ -215,7 +213,7 @@ def build_server(source: ServiceSource, *, instructions: str = INSTRUCTIONS) -> 
             Field(description="For events: when it happened, in ISO 8601, e.g. '2026-05-03T14:00:00Z'."),
         ] = None,
     ) -> SaveOut:
-        source_platform = platform or _caller_platform(ctx)
+        source_platform = platform_for_client(platform) if platform else _caller_platform(ctx)
         result = await calls.run(
             "save_memory",
             lambda s: s.save(

@@ -14,12 +14,13 @@ import logging
 import os
 import signal
 import threading
-from typing import TYPE_CHECKING, cast
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, cast
 
 import anyio
 import anyio.from_thread
 import anyio.lowlevel
-from mcp.server.stdio import stdio_server
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 
 if TYPE_CHECKING:
     from tallei_desktop.mcp_server.server import TalleiServer
@@ -32,17 +33,37 @@ _CHUNK = 64 * 1024
 _STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 
 
-async def serve_stdio(server: TalleiServer, *, stdin_fd: int = 0) -> None:
-    """Serve ``server`` over stdin/stdout; return on end of input, SIGTERM or SIGINT."""
+async def serve_stdio(
+    server: TalleiServer, *, after_first_message: Callable[[], None] | None = None, stdin_fd: int = 0
+) -> None:
+    """Serve ``server`` over stdin/stdout; return on end of input, SIGTERM or SIGINT.
+
+    ``after_first_message`` is called once, as soon as the first message (normally ``initialize``)
+    has been handled: the place to start slow work that should not delay the client's handshake.
+    """
+    if after_first_message is not None:
+        server.middleware.append(_OnceAfterFirst(after_first_message))
     lines = _StdinLines(stdin_fd)
     lines.start()
     async with anyio.create_task_group() as tg:
         tg.start_soon(_stop_on_signal, tg.cancel_scope)
-        # The SDK iterates over whatever it is given as stdin, one line per message.
-        async with stdio_server(stdin=cast("anyio.AsyncFile[str]", lines)) as (read_stream, write_stream):
-            await server.serve_streams(read_stream, write_stream)
+        # The SDK only iterates over what it is given as stdin, one line per message.
+        await server.run_stdio_lines(cast("anyio.AsyncFile[str]", lines))
         log.info("stdin ended; stopping")
         tg.cancel_scope.cancel()
+
+
+class _OnceAfterFirst:
+    def __init__(self, callback: Callable[[], None]) -> None:
+        self._callback: Callable[[], None] | None = callback
+
+    async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        try:
+            return await call_next(ctx)
+        finally:
+            callback, self._callback = self._callback, None
+            if callback is not None:
+                callback()
 
 
 async def _stop_on_signal(scope: anyio.CancelScope) -> None:

@@ -1,0 +1,578 @@
+"""Benchmark of the memory engine on stores of realistic memories, with the real embedding model.
+
+    python bench/bench_engine.py [--sizes 1000,10000,50000] [--quick] [--out bench/results/engine.json]
+
+For each size N it builds an encrypted store in a temporary folder (passphrase key path, never the OS
+keyring) by calling ``MemoryService.save`` N times, lets the real background worker embed and finish
+everything (embedding throughput), then measures on the populated store with the worker running:
+
+* save latency, one save at a time (the worker idle in between) and in a burst (the worker busy);
+* recall warm: one query repeated (served by the cache);
+* recall cold: distinct queries never seen before, query embedding included; at these sizes the
+  long-term bucket overflows its budget, so this is the hybrid path (the mode is checked);
+* search: distinct queries, query embedding included.
+
+Once per run it also measures cold recall on a small store whose long-term bucket fits its budget
+(the dump-all path), and the peak resident memory of a fresh process that opens the 10,000 store,
+loads the model and runs 20 recalls.
+
+It prints a table and writes the raw figures as JSON. ``--quick`` runs 1,000 and 10,000 only, with
+fewer repetitions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import platform
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+BENCH_DIR = Path(__file__).resolve().parent
+REPO_ROOT = BENCH_DIR.parent
+if str(REPO_ROOT) not in sys.path:
+    sys.path.insert(0, str(REPO_ROOT))
+if str(BENCH_DIR) not in sys.path:
+    sys.path.insert(0, str(BENCH_DIR))
+
+from corpus import Corpus, CorpusMemory  # noqa: E402
+from keyring.backends import fail as fail_keyring  # noqa: E402
+
+from tallei_desktop.config import load_settings  # noqa: E402
+from tallei_desktop.core.embeddings import FastEmbedEmbedder  # noqa: E402
+from tallei_desktop.core.keys import SecretStore  # noqa: E402
+from tallei_desktop.core.models import RecallMode  # noqa: E402
+from tallei_desktop.core.service import MemoryService  # noqa: E402
+from tallei_desktop.factory import build_service  # noqa: E402
+
+log = logging.getLogger("bench")
+
+DEFAULT_SIZES = (1_000, 10_000, 50_000)
+QUICK_SIZES = (1_000, 10_000)
+DEFAULT_OUT = BENCH_DIR / "results" / "engine.json"
+DEFAULT_MODEL_DIR = REPO_ROOT.parent / "shared" / "models" / "all-MiniLM-L6-v2-onnx"
+PASSPHRASE = "benchmark passphrase"
+SEED = 20_240_601
+RSS_SIZE = 10_000
+RSS_RECALLS = 20
+DRAIN_TIMEOUT_S = 3 * 3600.0
+
+#: Targets from the issue (milliseconds, or MB for memory); ``None`` where there is none.
+TARGETS: dict[str, dict[int | str, float]] = {
+    "save_idle": {"all": 5.0},
+    "recall_warm": {"all": 1.0},
+    "recall_cold_hybrid": {10_000: 30.0, 50_000: 60.0},
+    "peak_rss_mb": {RSS_SIZE: 300.0},
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Reps:
+    save: int
+    warm: int
+    cold: int
+    search: int
+    dump_all_store_long_term: int = 150
+
+
+FULL_REPS = Reps(save=200, warm=200, cold=100, search=60)
+QUICK_REPS = Reps(save=80, warm=100, cold=40, search=30)
+
+
+# -- timing helpers ----------------------------------------------------------------------------------
+
+
+def summary(samples_s: Sequence[float]) -> dict[str, float | int]:
+    """p50/p95/mean/min/max in milliseconds of samples in seconds."""
+    ms = sorted(s * 1e3 for s in samples_s)
+    if not ms:
+        return {"n": 0}
+
+    def pct(p: float) -> float:
+        k = (len(ms) - 1) * p
+        lo, hi = int(k), min(int(k) + 1, len(ms) - 1)
+        return ms[lo] + (ms[hi] - ms[lo]) * (k - lo)
+
+    return {
+        "n": len(ms),
+        "p50": round(pct(0.50), 4),
+        "p95": round(pct(0.95), 4),
+        "mean": round(statistics.fmean(ms), 4),
+        "min": round(ms[0], 4),
+        "max": round(ms[-1], 4),
+    }
+
+
+def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
+    t0 = time.perf_counter()
+    value = fn()
+    return time.perf_counter() - t0, value
+
+
+def say(message: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
+# -- opening stores ----------------------------------------------------------------------------------
+
+
+def open_service(data_dir: Path, model_dir: Path, embedder: FastEmbedEmbedder | None, *, background: bool) -> MemoryService:
+    """A service on ``data_dir`` built as the program builds it, with the key under a passphrase."""
+    settings = load_settings(
+        environ={},
+        config_path=data_dir / "no-config.toml",
+        overrides={
+            "data_dir": str(data_dir),
+            "passphrase": PASSPHRASE,
+            "model_dir": str(model_dir),
+            "allow_model_download": False,
+        },
+    )
+    # The failing backend makes SecretStore take the passphrase path even where an OS keyring exists,
+    # so a benchmark never leaves keys behind in the person's keyring.
+    secrets = SecretStore(settings.data_dir, passphrase=PASSPHRASE, backend=fail_keyring.Keyring())
+    return build_service(settings, embedder=embedder, secrets=secrets, background=background, preload_model=False)
+
+
+def build_store(
+    service: MemoryService, memories: Sequence[CorpusMemory], label: str
+) -> dict[str, Any]:
+    """Save ``memories`` through ``service.save`` (worker not yet started), then time the worker's drain."""
+    say(f"{label}: saving {len(memories):,} memories through save()")
+    t0 = time.perf_counter()
+    for i, m in enumerate(memories, 1):
+        service.save(m.content, type=m.type, platform=m.platform, occurred_at=m.occurred_at)
+        if i % 10_000 == 0:
+            say(f"{label}: saved {i:,}")
+    build_s = time.perf_counter() - t0
+    pending = service.status().pending_embeddings
+
+    say(f"{label}: saved in {build_s:.1f} s; worker draining {pending:,} pending memories")
+    t0 = time.perf_counter()
+    service.start_background()
+    while not service.wait_idle(timeout=30.0):
+        if time.perf_counter() - t0 > DRAIN_TIMEOUT_S:
+            raise RuntimeError(f"{label}: the worker did not finish within {DRAIN_TIMEOUT_S:.0f} s")
+        left = service.status().pending_embeddings
+        done = pending - left
+        say(f"{label}: drained {done:,}/{pending:,} ({done / (time.perf_counter() - t0):.0f}/s)")
+    drain_s = time.perf_counter() - t0
+    status = service.status()
+    if status.pending_embeddings:
+        raise RuntimeError(f"{label}: {status.pending_embeddings} memories still pending after the drain")
+    say(f"{label}: drained in {drain_s:.1f} s ({pending / drain_s:.0f} memories/s)")
+    return {
+        "memories_saved": len(memories),
+        "build_s": round(build_s, 3),
+        "build_saves_per_s": round(len(memories) / build_s, 1),
+        "drain_pending": pending,
+        "drain_s": round(drain_s, 3),
+        "embed_per_s": round(pending / drain_s, 2),
+        "store": store_shape(service),
+    }
+
+
+def store_shape(service: MemoryService) -> dict[str, Any]:
+    status = service.status()
+    with service.db.read() as conn:
+        by_status = dict(conn.execute("SELECT status, count(*) FROM memories GROUP BY 1").fetchall())
+        lt_tokens = conn.execute(
+            "SELECT COALESCE(SUM((length(content) + 3) / 4), 0) FROM memories "
+            "WHERE status = 'active' AND bucket = 'long_term'"
+        ).fetchone()[0]
+        vectors = conn.execute("SELECT count(*) FROM memory_vectors").fetchone()[0]
+    size = sum(p.stat().st_size for p in Path(status.path).parent.glob("tallei.db*"))
+    return {
+        "active_per_bucket": status.counts,
+        "by_status": by_status,
+        "vectors": vectors,
+        "open_conflicts": status.open_conflicts,
+        "long_term_tokens": int(lt_tokens),
+        "file_mb": round(size / 2**20, 1),
+    }
+
+
+# -- measurements ------------------------------------------------------------------------------------
+
+
+def measure_saves(service: MemoryService, memories: Sequence[CorpusMemory], *, burst: bool) -> dict[str, Any]:
+    """Save each memory through the real path. Idle: wait for the worker between saves; burst: don't.
+
+    The type is left to the classifier, as when an assistant does not name one.
+    """
+    samples = []
+    for m in memories:
+        dt, _ = timed(lambda m=m: service.save(m.content, platform=m.platform, occurred_at=m.occurred_at))
+        samples.append(dt)
+        if not burst:
+            service.wait_idle(timeout=120.0)
+    t0 = time.perf_counter()
+    service.wait_idle(timeout=600.0)
+    return {**summary(samples), "worker_catch_up_s": round(time.perf_counter() - t0, 3)}
+
+
+def measure_warm(service: MemoryService, query: str, reps: int) -> dict[str, Any]:
+    first = service.recall(query)
+    samples, hits = [], 0
+    for _ in range(reps):
+        dt, result = timed(lambda: service.recall(query))
+        samples.append(dt)
+        hits += result is first
+        first = result
+    return {**summary(samples), "cache_hits": hits, "query": query}
+
+
+def measure_cold(
+    service: MemoryService, embedder: FastEmbedEmbedder, queries: Sequence[str]
+) -> dict[str, Any]:
+    samples, modes, items = [], Counter[str](), []
+    for q in queries:
+        dt, result = timed(lambda q=q: service.recall(q))
+        samples.append(dt)
+        modes[str(result.long_term_mode)] += 1
+        items.append(len(result.items))
+    # The same queries once more, embedding only: the share of a cold recall spent in the model.
+    embed = [timed(lambda q=q: embedder.embed_query(q))[0] for q in queries]
+    return {
+        **summary(samples),
+        "modes": dict(modes),
+        "items_per_recall_p50": statistics.median(items),
+        "query_embedding": summary(embed),
+    }
+
+
+def measure_search(service: MemoryService, queries: Sequence[str]) -> dict[str, Any]:
+    samples = [timed(lambda q=q: service.search(q, limit=10))[0] for q in queries]
+    return summary(samples)
+
+
+def measure_rss(data_dir: Path, model_dir: Path, queries: Sequence[str]) -> dict[str, Any]:
+    """Peak RSS of a fresh process that opens the store, loads the model and recalls ``queries``."""
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--rss-child", str(data_dir), "--model-dir", str(model_dir)]
+    proc = subprocess.run(cmd, input=json.dumps(list(queries)), capture_output=True, text=True, timeout=600, check=False)
+    if proc.returncode != 0:
+        raise RuntimeError(f"the memory probe failed:\n{proc.stderr}")
+    return json.loads(proc.stdout)
+
+
+def _current_rss_mb() -> float:
+    with open("/proc/self/statm") as f:
+        pages = int(f.read().split()[1])
+    return round(pages * os.sysconf("SC_PAGE_SIZE") / 2**20, 1)
+
+
+def _peak_rss_mb() -> float:
+    """This process's peak RSS: VmHWM where Linux has it, else ru_maxrss.
+
+    On Linux ru_maxrss survives exec, so a child started from a big parent reports the parent's
+    size at fork time; VmHWM belongs to the new program's address space only.
+    """
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return round(int(line.split()[1]) / 2**10, 1)
+    except OSError:
+        pass
+    return _ru_maxrss_mb()
+
+
+def _ru_maxrss_mb() -> float:
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    # Linux reports KiB, macOS bytes.
+    return round(peak / (2**20 if sys.platform == "darwin" else 2**10), 1)
+
+
+def rss_child(data_dir: Path, model_dir: Path) -> None:
+    queries = json.loads(sys.stdin.read())
+    # (current, peak so far) in MB after each phase: the peak shows which phase drives it.
+    phases = {"imported": (_current_rss_mb(), _peak_rss_mb())}
+    embedder = FastEmbedEmbedder(model_dir=model_dir, allow_download=False)
+    service = open_service(data_dir, model_dir, embedder, background=True)
+    phases["store_open"] = (_current_rss_mb(), _peak_rss_mb())
+    embedder.load()
+    phases["model_loaded"] = (_current_rss_mb(), _peak_rss_mb())
+    modes = Counter(str(service.recall(q).long_term_mode) for q in queries)
+    service.wait_idle(timeout=60.0)
+    phases["after_recalls"] = (_current_rss_mb(), _peak_rss_mb())
+    service.close()
+    print(json.dumps({
+        "peak_rss_mb": _peak_rss_mb(),
+        "ru_maxrss_mb": _ru_maxrss_mb(),
+        "rss_mb_by_phase": phases,
+        "recalls": len(queries),
+        "modes": modes,
+    }))
+
+
+# -- the runs ----------------------------------------------------------------------------------------
+
+
+def bench_size(
+    n: int, *, corpus: Corpus, embedder: FastEmbedEmbedder, model_dir: Path, workdir: Path, reps: Reps
+) -> dict[str, Any]:
+    label = f"{n:,}"
+    data_dir = workdir / f"store-{n}"
+    service = open_service(data_dir, model_dir, embedder, background=False)
+    try:
+        out = build_store(service, corpus.memories(n), label)
+        extra = corpus.only(2 * reps.save, ("fact", "decision", "event", "note", "lesson", "failure", "preference"), salt=f"saves-{n}")
+        say(f"{label}: measuring saves")
+        out["save_idle"] = measure_saves(service, extra[: reps.save], burst=False)
+        out["save_burst"] = measure_saves(service, extra[reps.save :], burst=True)
+        queries = corpus.queries(1 + reps.cold + reps.search, salt=f"size-{n}")
+        say(f"{label}: measuring recalls")
+        out["recall_warm"] = measure_warm(service, queries[0], reps.warm)
+        out["recall_cold_hybrid"] = measure_cold(service, embedder, queries[1 : 1 + reps.cold])
+        modes = out["recall_cold_hybrid"]["modes"]
+        if modes.get(str(RecallMode.HYBRID), 0) != reps.cold:
+            say(f"{label}: WARNING not every cold recall was hybrid: {modes}")
+        say(f"{label}: measuring search")
+        out["search"] = measure_search(service, queries[1 + reps.cold :])
+        service.wait_idle(timeout=600.0)
+        out["store_after"] = store_shape(service)
+    finally:
+        service.close()
+    if n == RSS_SIZE:
+        say(f"{label}: measuring peak memory of a fresh process")
+        out["memory"] = measure_rss(data_dir, model_dir, corpus.queries(RSS_RECALLS, salt="rss"))
+    shutil.rmtree(data_dir, ignore_errors=True)
+    return out
+
+
+def bench_dump_all(*, corpus: Corpus, embedder: FastEmbedEmbedder, model_dir: Path, workdir: Path, reps: Reps) -> dict[str, Any]:
+    """Cold recall on a small store whose long-term bucket fits its budget (the dump-all path)."""
+    budget = 4_800
+    long_term: list[CorpusMemory] = []
+    tokens = 0
+    for m in corpus.only(400, ("fact", "decision", "lesson", "failure"), salt="dump-all-long-term"):
+        cost = -(-len(m.content) // 4)
+        # Leave headroom: a dedup merge or two changes little, but the bucket must stay under budget.
+        if tokens + cost > budget * 0.92 or len(long_term) >= reps.dump_all_store_long_term:
+            break
+        long_term.append(m)
+        tokens += cost
+    others = corpus.only(25, ("preference",), salt="dump-all-preferences")
+    # Recent short-term memories only: older events would join the long-term pool and push it over.
+    others += corpus.only(80, ("event", "note"), salt="dump-all-short-term", within_days=50)
+    data_dir = workdir / "store-dump-all"
+    service = open_service(data_dir, model_dir, embedder, background=False)
+    try:
+        out = build_store(service, [*long_term, *others], "dump-all")
+        queries = corpus.queries(1 + reps.cold, salt="dump-all")
+        out["recall_warm"] = measure_warm(service, queries[0], reps.warm)
+        out["recall_cold_dump_all"] = measure_cold(service, embedder, queries[1:])
+        modes = out["recall_cold_dump_all"]["modes"]
+        if modes.get(str(RecallMode.DUMP_ALL), 0) != reps.cold:
+            say(f"dump-all: WARNING not every cold recall was dump-all: {modes}")
+    finally:
+        service.close()
+    shutil.rmtree(data_dir, ignore_errors=True)
+    return out
+
+
+def machine_info() -> dict[str, Any]:
+    import apsw
+    import fastembed
+    import onnxruntime
+    import sqlite_vec
+
+    cpu = ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    try:
+        mem_kb = int(next(ln for ln in Path("/proc/meminfo").read_text().splitlines() if ln.startswith("MemTotal")).split()[1])
+        mem_gb = round(mem_kb / 2**20, 1)
+    except (OSError, StopIteration):
+        mem_gb = None
+    return {
+        "cpu_count": os.cpu_count(),
+        "cpus_usable": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
+        "cpu_model": cpu,
+        "memory_gb": mem_gb,
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "sqlite": apsw.sqlite_lib_version(),
+        "apsw": apsw.apsw_version(),
+        "sqlite_vec": getattr(sqlite_vec, "__version__", "?"),
+        "fastembed": fastembed.__version__,
+        "onnxruntime": onnxruntime.__version__,
+    }
+
+
+# -- report ------------------------------------------------------------------------------------------
+
+
+def _fmt(value: float | None, unit: str = "") -> str:
+    if value is None:
+        return "—"
+    if value >= 100:
+        return f"{value:,.0f}{unit}"
+    if value >= 10:
+        return f"{value:.1f}{unit}"
+    return f"{value:.2f}{unit}"
+
+
+def _target(metric: str, size: int | str) -> float | None:
+    t = TARGETS.get(metric, {})
+    return t.get(size, t.get("all"))
+
+
+def render_table(report: dict[str, Any]) -> str:
+    sizes: list[int] = [int(s) for s in report["sizes"]]
+    runs = {int(s): r for s, r in report["sizes"].items()}
+
+    def cell(n: int, path: tuple[str, ...], key: str, metric: str | None = None) -> str:
+        node: Any = runs[n]
+        for p in path:
+            node = node.get(p) if isinstance(node, dict) else None
+        value = node.get(key) if isinstance(node, dict) else None
+        text = _fmt(value)
+        target = _target(metric, n) if metric else None
+        if value is not None and target is not None:
+            text += " ok" if value < target else " MISS"
+        return text
+
+    rows: list[tuple[str, list[str], str]] = []
+
+    def add(name: str, path: tuple[str, ...], key: str, metric: str | None = None, target: str = "") -> None:
+        rows.append((name, [cell(n, path, key, metric) for n in sizes], target))
+
+    add("build: save() calls/s (worker off)", (), "build_saves_per_s")
+    add("build: total save time (s)", (), "build_s")
+    add("embedding throughput (memories/s, worker drain)", (), "embed_per_s")
+    add("worker drain time (s)", (), "drain_s")
+    add("save p50 ms (worker idle)", ("save_idle",), "p50", "save_idle", "< 5")
+    add("save p95 ms (worker idle)", ("save_idle",), "p95")
+    add("save p50 ms (burst, worker busy)", ("save_burst",), "p50")
+    add("save p95 ms (burst, worker busy)", ("save_burst",), "p95")
+    add("recall warm p50 ms (cache hit)", ("recall_warm",), "p50", "recall_warm", "< 1")
+    add("recall warm p95 ms", ("recall_warm",), "p95")
+    add("recall cold hybrid p50 ms", ("recall_cold_hybrid",), "p50", "recall_cold_hybrid", "< 30 @10k, < 60 @50k")
+    add("recall cold hybrid p95 ms", ("recall_cold_hybrid",), "p95")
+    add("  of which query embedding p50 ms", ("recall_cold_hybrid", "query_embedding"), "p50")
+    add("search p50 ms", ("search",), "p50")
+    add("search p95 ms", ("search",), "p95")
+    add("store file MB", ("store_after",), "file_mb")
+
+    header = ["metric", *[f"{n:,}" for n in sizes], "target"]
+    body = [[name, *cells, target] for name, cells, target in rows]
+    widths = [max(len(r[i]) for r in [header, *body]) for i in range(len(header))]
+    lines = [
+        "  ".join(h.ljust(widths[0]) if i == 0 else h.rjust(widths[i]) for i, h in enumerate(header)),
+        "  ".join("-" * w for w in widths),
+    ]
+    for r in body:
+        lines.append("  ".join(c.ljust(widths[0]) if i == 0 else c.rjust(widths[i]) for i, c in enumerate(r)))
+
+    notes = []
+    for n in sizes:
+        warm = runs[n].get("recall_warm", {})
+        cold = runs[n].get("recall_cold_hybrid", {})
+        notes.append(
+            f"{n:,}: warm cache hits {warm.get('cache_hits')}/{warm.get('n')}; cold modes {cold.get('modes')}; "
+            f"active per bucket {runs[n].get('store_after', {}).get('active_per_bucket')}"
+        )
+        mem = runs[n].get("memory")
+        if mem:
+            ok = "ok" if mem["peak_rss_mb"] < TARGETS["peak_rss_mb"][RSS_SIZE] else "MISS"
+            notes.append(
+                f"{n:,}: peak RSS of a fresh process (open store, load model, {mem['recalls']} recalls): "
+                f"{mem['peak_rss_mb']:.0f} MB {ok} (target < 300); by phase {mem['rss_mb_by_phase']}"
+            )
+    dump = report.get("dump_all")
+    if dump:
+        c = dump["recall_cold_dump_all"]
+        shape = dump["store"]
+        notes.append(
+            f"dump-all, measured on a separate store of {dump['memories_saved']} memories "
+            f"(active {shape['active_per_bucket']}, long-term {shape['long_term_tokens']} tokens of 4,800): "
+            f"cold p50 {_fmt(c['p50'])} ms, p95 {_fmt(c['p95'])} ms (query embedding p50 "
+            f"{_fmt(c['query_embedding']['p50'])} ms); modes {c['modes']}; warm p50 {_fmt(dump['recall_warm']['p50'])} ms"
+        )
+    return "\n".join([*lines, "", *notes])
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", help="comma-separated store sizes (default 1000,10000,50000)")
+    parser.add_argument("--quick", action="store_true", help="1,000 and 10,000 only, fewer repetitions")
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"JSON output (default {DEFAULT_OUT})")
+    parser.add_argument("--model-dir", type=Path, help="the ONNX model folder (default: TALLEI_MODEL_DIR, "
+                        "else ../shared/models/all-MiniLM-L6-v2-onnx beside the repository)")
+    parser.add_argument("--no-dump-all", action="store_true", help="skip the dump-all store")
+    parser.add_argument("--workdir", type=Path, help="where to build the stores (default: a temporary folder)")
+    parser.add_argument("--rss-child", type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.sizes:
+        args.sizes = tuple(int(s.replace("_", "")) for s in args.sizes.split(","))
+    else:
+        args.sizes = QUICK_SIZES if args.quick else DEFAULT_SIZES
+    return args
+
+
+def resolve_model_dir(given: Path | None) -> Path:
+    model_dir = given or Path(os.environ.get("TALLEI_MODEL_DIR") or DEFAULT_MODEL_DIR)
+    if not (model_dir / "model.onnx").is_file():
+        raise SystemExit(f"No embedding model at {model_dir}: set TALLEI_MODEL_DIR or pass --model-dir.")
+    return model_dir.resolve()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    args = parse_args(argv)
+    model_dir = resolve_model_dir(args.model_dir)
+    if args.rss_child:
+        rss_child(args.rss_child, model_dir)
+        return 0
+
+    reps = QUICK_REPS if args.quick else FULL_REPS
+    started = datetime.now(UTC)
+    t_run = time.perf_counter()
+    workdir = Path(tempfile.mkdtemp(prefix="tallei-bench-", dir=args.workdir))
+    embedder = FastEmbedEmbedder(model_dir=model_dir, allow_download=False)
+    load_s, _ = timed(embedder.load)
+    corpus = Corpus(SEED, started)
+    report: dict[str, Any] = {
+        "timestamp": started.isoformat(timespec="seconds"),
+        "machine": machine_info(),
+        "model_dir": str(model_dir),
+        "model_load_s": round(load_s, 3),
+        "args": {"sizes": list(args.sizes), "quick": args.quick, "reps": asdict(reps)},
+        "targets_ms": {k: {str(s): v for s, v in t.items()} for k, t in TARGETS.items()},
+        "sizes": {},
+    }
+    try:
+        for n in args.sizes:
+            report["sizes"][str(n)] = bench_size(n, corpus=corpus, embedder=embedder, model_dir=model_dir, workdir=workdir, reps=reps)
+        if not args.no_dump_all:
+            report["dump_all"] = bench_dump_all(corpus=corpus, embedder=embedder, model_dir=model_dir, workdir=workdir, reps=reps)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    report["run_s"] = round(time.perf_counter() - t_run, 1)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    print(render_table(report))
+    print(f"\nrun took {report['run_s']:.0f} s; JSON written to {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -15,8 +15,9 @@ import numpy as np
 from tallei_desktop.core import recall as r
 from tallei_desktop.core.models import Bucket, RecallItem, RecallMode, RecallResult
 from tallei_desktop.core.store import queries as q
+from tallei_desktop.core.store.vector_index import VectorIndex
 
-__all__ = ["Budgets", "RecallBuild", "build_recall", "text_hits", "vector_hits"]
+__all__ = ["Budgets", "RecallBuild", "build_recall", "text_hits"]
 
 VECTOR_K = 25
 BM25_K = 15
@@ -59,29 +60,21 @@ def text_hits(
     return {int(rowid): float(score) for rowid, score in conn.execute(sql, (match, *params, k))}
 
 
-def vector_hits(conn: apsw.Connection, vector: np.ndarray | None, k: int) -> dict[int, float]:
-    """rowid -> cosine similarity of the ``k`` nearest non-preference vectors."""
-    if vector is None:
-        return {}
-    blob = np.asarray(vector, dtype=np.float32).tobytes()
-    cur = conn.execute(
-        "SELECT rowid, distance FROM memory_vectors WHERE embedding MATCH ? AND k = ? AND bucket != 'preference'",
-        (blob, k),
-    )
-    return {int(rowid): 1.0 - float(dist) for rowid, dist in cur}
-
-
 def build_recall(
     conn: apsw.Connection,
     *,
     query: str,
     query_vector: np.ndarray | None,
+    vectors: VectorIndex,
     semantic: bool,
     budgets: Budgets,
     now: datetime,
 ) -> RecallBuild:
     cutoff = (now - timedelta(days=budgets.short_term_days)).timestamp()
-    vec = vector_hits(conn, query_vector, VECTOR_K)
+    # The nearest non-preference vectors (preferences have their own bucket).
+    vec = {}
+    if query_vector is not None:
+        vec = dict(vectors.search(query_vector, VECTOR_K, exclude=Bucket.PREFERENCE))
 
     # Preferences: pinned first, then the most referenced, then the newest.
     pref_rows = q.fetch_rows(

@@ -43,6 +43,7 @@ from tallei_desktop.core.recall import normalise_bm25
 from tallei_desktop.core.retrieval import Budgets, build_recall, text_hits
 from tallei_desktop.core.store import queries as q
 from tallei_desktop.core.store.database import Database, bump_generation
+from tallei_desktop.core.store.vector_index import VectorIndex, trim_log
 from tallei_desktop.core.worker import BackgroundWorker
 
 __all__ = ["Clock", "MemoryService"]
@@ -93,6 +94,7 @@ class MemoryService:
         self._bumps_lock = threading.Lock()
         self._last_maintenance = 0.0
         self._worker: BackgroundWorker | None = None
+        self._vectors = VectorIndex()
 
     # -- lifecycle -----------------------------------------------------------------------------
 
@@ -211,10 +213,13 @@ class MemoryService:
         now = self.now()
         with self.db.read() as conn:
             generation = int(q.scalar(conn, "SELECT value FROM meta WHERE key = 'generation'"))
+            if vector is not None:
+                self._vectors.sync(conn)
             build = build_recall(
                 conn,
                 query=text,
                 query_vector=vector,
+                vectors=self._vectors,
                 semantic=vector is not None or (not text and self.semantic_search),
                 budgets=self.budgets,
                 now=now,
@@ -245,7 +250,10 @@ class MemoryService:
         vector = self._query_vector(text)
         with self.db.read() as conn:
             raw_bm25 = text_hits(conn, text, f"m.status IN ({statuses})", (), max(limit * 3, 30))
-            vec = dict(q.nearest(conn, vector, max(limit * 3, 30))) if vector is not None else {}
+            vec: dict[int, float] = {}
+            if vector is not None:
+                self._vectors.sync(conn)
+                vec = dict(self._vectors.search(vector, max(limit * 3, 30)))
             bm25 = normalise_bm25(raw_bm25)
             rows = q.fetch_by_rowids(conn, sorted(set(vec) | set(bm25)))
             hits = []
@@ -584,6 +592,7 @@ class MemoryService:
             ).fetchall()
             if promoted or archived:
                 bump_generation(conn)
+            trim_log(conn)
         self._last_maintenance = time.monotonic()
         return promoted, len(archived)
 

@@ -92,8 +92,23 @@ def _v1_initial(conn: apsw.Connection) -> None:
     )
 
 
+def _v2_vector_log(conn: apsw.Connection) -> None:
+    # vec0 tables take no triggers, so the code that changes a vector appends here itself.
+    conn.execute(
+        """
+        CREATE TABLE vector_log (
+            seq          INTEGER PRIMARY KEY AUTOINCREMENT,
+            memory_rowid INTEGER NOT NULL
+        );
+        """
+    )
+
+
 #: Append only. Each entry runs in its own transaction and moves ``user_version`` to its index + 1.
-MIGRATIONS: tuple[tuple[str, Callable[[apsw.Connection], None]], ...] = (("initial schema", _v1_initial),)
+MIGRATIONS: tuple[tuple[str, Callable[[apsw.Connection], None]], ...] = (
+    ("initial schema", _v1_initial),
+    ("vector change log", _v2_vector_log),
+)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -187,20 +187,31 @@ def fetch_by_rowids(conn: apsw.Connection, rowids: Sequence[int]) -> dict[int, R
     return {r.rowid: r for r in fetch_rows(conn, f"WHERE m.rowid IN ({marks})", rowids)}
 
 
+# Every change to memory_vectors is logged in the same transaction, so each process's in-memory
+# VectorIndex can follow it (see store/vector_index.py).
+
+
+def _log_vector(conn: apsw.Connection, rowid: int) -> None:
+    conn.execute("INSERT INTO vector_log (memory_rowid) VALUES (?)", (rowid,))
+
+
 def upsert_vector(conn: apsw.Connection, rowid: int, vector: np.ndarray, bucket: Bucket) -> None:
     blob = np.asarray(vector, dtype=np.float32).tobytes()
     conn.execute("DELETE FROM memory_vectors WHERE rowid = ?", (rowid,))
     conn.execute(
         "INSERT INTO memory_vectors (rowid, embedding, bucket) VALUES (?, ?, ?)", (rowid, blob, str(bucket))
     )
+    _log_vector(conn, rowid)
 
 
 def set_vector_bucket(conn: apsw.Connection, rowid: int, bucket: Bucket) -> None:
     conn.execute("UPDATE memory_vectors SET bucket = ? WHERE rowid = ?", (str(bucket), rowid))
+    _log_vector(conn, rowid)
 
 
 def drop_vector(conn: apsw.Connection, rowid: int) -> None:
     conn.execute("DELETE FROM memory_vectors WHERE rowid = ?", (rowid,))
+    _log_vector(conn, rowid)
 
 
 def vector_of(conn: apsw.Connection, rowid: int) -> np.ndarray | None:

@@ -1,0 +1,83 @@
+"""The in-process vector index follows every change to the store's vectors, from any connection."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from tallei_desktop.core.models import Bucket
+from tallei_desktop.core.store import queries as q
+from tallei_desktop.core.store.database import Database
+from tallei_desktop.core.store.vector_index import LOG_KEEP, VectorIndex, trim_log
+from tests.core.conftest import KEY
+
+
+def _unit(seed: int) -> np.ndarray:
+    v = np.random.default_rng(seed).standard_normal(384).astype(np.float32)
+    return v / np.linalg.norm(v)
+
+
+def _insert(db: Database, rowid: int, seed: int, bucket: Bucket = Bucket.LONG_TERM) -> None:
+    with db.write() as conn:
+        conn.execute(
+            "INSERT INTO memories (rowid, id, content, norm_hash, type, bucket, platform, created_at, updated_at,"
+            " occurred_at) VALUES (?, ?, 'x', ?, 'fact', ?, 'p', 0, 0, 0)",
+            (rowid, f"{rowid:012x}", f"h{rowid}", str(bucket)),
+        )
+        q.upsert_vector(conn, rowid, _unit(seed), bucket)
+
+
+def _synced(db: Database, index: VectorIndex) -> VectorIndex:
+    with db.read() as conn:
+        index.sync(conn)
+    return index
+
+
+def test_index_matches_vec0_knn_and_follows_other_connections(tmp_path: Path) -> None:
+    writer = Database(tmp_path / "t.db", KEY, key_source="k")
+    reader = Database(tmp_path / "t.db", KEY, key_source="k")  # a second "process"
+    try:
+        for i in range(1, 41):
+            _insert(writer, i, i, Bucket.PREFERENCE if i % 4 == 0 else Bucket.LONG_TERM)
+        index = _synced(reader, VectorIndex())
+        assert len(index) == 40
+        query = _unit(7)
+        with reader.read() as conn:
+            expected = q.nearest(conn, query, 5)
+        got = index.search(query, 5)
+        assert [r for r, _ in got] == [r for r, _ in expected]
+        assert np.allclose([s for _, s in got], [s for _, s in expected], atol=1e-5)
+
+        assert all(r % 4 != 0 for r, _ in index.search(query, 40, exclude=Bucket.PREFERENCE))
+        assert all(r % 4 == 0 for r, _ in index.search(query, 40, bucket=Bucket.PREFERENCE))
+
+        with writer.write() as conn:
+            q.drop_vector(conn, 7)
+            q.set_vector_bucket(conn, 8, Bucket.LONG_TERM)
+        _insert(writer, 41, 7)  # same direction as the dropped one
+        _synced(reader, index)
+        top = index.search(query, 1)
+        assert top[0][0] == 41 and top[0][1] > 0.999
+        assert 7 not in {r for r, _ in index.search(query, 100)}
+        assert 8 in {r for r, _ in index.search(query, 100, exclude=Bucket.PREFERENCE)}
+    finally:
+        writer.close()
+        reader.close()
+
+
+def test_index_reloads_when_the_log_was_trimmed_past_it(tmp_path: Path) -> None:
+    db = Database(tmp_path / "t.db", KEY, key_source="k")
+    try:
+        _insert(db, 1, 1)
+        index = _synced(db, VectorIndex())
+        with db.write() as conn:
+            for _ in range(LOG_KEEP + 5):
+                q.set_vector_bucket(conn, 1, Bucket.LONG_TERM)
+            q.drop_vector(conn, 1)
+            trim_log(conn)
+        _insert(db, 2, 2)
+        _synced(db, index)
+        assert [r for r, _ in index.search(_unit(2), 10)] == [2]
+    finally:
+        db.close()

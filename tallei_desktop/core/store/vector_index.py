@@ -15,6 +15,7 @@ behind, the snapshot it is synced in.
 from __future__ import annotations
 
 import threading
+from typing import Any
 
 import apsw
 import numpy as np
@@ -51,18 +52,18 @@ class VectorIndex:
             if self._seq < 0:
                 self._load(conn)
                 return
-            changes = conn.execute(
+            changes: list[Any] = conn.execute(
                 "SELECT seq, memory_rowid FROM vector_log WHERE seq > ? ORDER BY seq", (self._seq,)
             ).fetchall()
             if not changes:
                 return
             if int(changes[0][0]) != self._seq + 1:
-                oldest = conn.execute("SELECT min(seq) FROM vector_log").fetchall()[0][0]
+                oldest: Any = conn.execute("SELECT min(seq) FROM vector_log").fetchall()[0][0]
                 if oldest is None or int(oldest) > self._seq + 1:
                     self._load(conn)  # the log no longer reaches back to us
                     return
             for rowid in {int(r) for _, r in changes}:
-                found = conn.execute(
+                found: list[Any] = conn.execute(
                     "SELECT embedding, bucket FROM memory_vectors WHERE rowid = ?", (rowid,)
                 ).fetchall()
                 if found:
@@ -100,8 +101,8 @@ class VectorIndex:
         return [(int(r), float(s)) for r, s in zip(rowids, sims[top], strict=True)]
 
     def _load(self, conn: apsw.Connection) -> None:
-        seq = conn.execute("SELECT max(seq) FROM vector_log").fetchall()[0][0]
-        rows = conn.execute("SELECT rowid, embedding, bucket FROM memory_vectors").fetchall()
+        seq: Any = conn.execute("SELECT max(seq) FROM vector_log").fetchall()[0][0]
+        rows: list[Any] = conn.execute("SELECT rowid, embedding, bucket FROM memory_vectors").fetchall()
         n = len(rows)
         self._matrix = np.zeros((max(n, 64), self._dim), dtype=np.float32)
         self._bucket = np.zeros(max(n, 64), dtype=np.int8)

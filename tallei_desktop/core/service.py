@@ -283,10 +283,7 @@ class MemoryService:
     def get(self, memory_id: str) -> Memory:
         mid = v.clean_id(memory_id)
         with self.db.read() as conn:
-            row = q.fetch_by_id(conn, mid)
-            if row is None:
-                raise NotFound(f"No memory has the id {mid}.")
-            return q.load_provenance(conn, [row])[0].memory
+            return q.load_provenance(conn, [_existing(conn, mid)])[0].memory
 
     def list(
         self,
@@ -330,14 +327,10 @@ class MemoryService:
         mid = v.clean_id(memory_id)
         now = self.now().timestamp()
         with self.db.write() as conn:
-            row = q.fetch_by_id(conn, mid)
-            if row is None:
-                raise NotFound(f"No memory has the id {mid}.")
+            row = _existing(conn, mid)
             apply(conn, row, now)
             bump_generation(conn)
-            after = q.fetch_by_id(conn, mid)
-            assert after is not None
-            return q.load_provenance(conn, [after])[0].memory
+            return q.load_provenance(conn, [_existing(conn, mid)])[0].memory
 
     def update(
         self,
@@ -429,9 +422,7 @@ class MemoryService:
         """Erase a memory for good: row, provenance, vector, text index and conflicts."""
         mid = v.clean_id(memory_id)
         with self.db.write() as conn:
-            row = q.fetch_by_id(conn, mid)
-            if row is None:
-                raise NotFound(f"No memory has the id {mid}.")
+            row = _existing(conn, mid)
             q.drop_vector(conn, row.rowid)
             conn.execute("DELETE FROM memories WHERE rowid = ?", (row.rowid,))
             bump_generation(conn)
@@ -630,3 +621,10 @@ class MemoryService:
             for (rowid, content, _processed), vector in zip(batch, vectors, strict=True):
                 lifecycle.finish_memory(conn, rowid, content, vector, now)
         return len(batch) == EMBED_BATCH
+
+
+def _existing(conn: apsw.Connection, memory_id: str) -> q.Row:
+    row = q.fetch_by_id(conn, memory_id)
+    if row is None:
+        raise NotFound(f"No memory has the id {memory_id}.")
+    return row

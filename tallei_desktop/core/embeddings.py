@@ -100,6 +100,10 @@ class Embedder(Protocol):
         """One plain sentence: where the model came from, or why it is unavailable."""
         ...
 
+    def wait_ready(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` seconds for a load under way to settle; True if the model is ready."""
+        ...
+
     def embed(self, texts: Sequence[str]) -> FloatArray:
         """Embed ``texts`` in order.
 
@@ -200,6 +204,7 @@ class FastEmbedEmbedder:
         self._allow_download = allow_download
         self._batch_size = batch_size
         self._lock = threading.Lock()
+        self._settled = threading.Event()  # set once a load has succeeded or failed
         self._model: TextEmbedding | None = None
         self._dim: int | None = _KNOWN_DIMS.get(model_name.lower())
         self._state = ModelState.NOT_LOADED
@@ -258,12 +263,19 @@ class FastEmbedEmbedder:
             except ModelUnavailable as exc:
                 self._detail = str(exc)
                 self._state = ModelState.UNAVAILABLE
+                self._settled.set()
                 raise
             self._model = model
             self._dim = dim
             self._detail = f"Semantic search uses {self._name}, loaded from {self._source()}."
             # Last, so that a reader who sees READY also sees the model.
             self._state = ModelState.READY
+            self._settled.set()
+
+    def wait_ready(self, timeout: float) -> bool:
+        """Wait up to ``timeout`` s for a load (started by anyone) to settle; True if ready."""
+        self._settled.wait(0 if self._state is ModelState.READY else timeout)
+        return self.state is ModelState.READY
 
     def preload_in_background(self) -> threading.Thread:
         """Start loading on a daemon thread and return it (already started).
@@ -440,6 +452,9 @@ class NullEmbedder:
     def detail(self) -> str:
         """Says that semantic search is off because no model is configured."""
         return self._DETAIL
+
+    def wait_ready(self, timeout: float) -> bool:
+        return False
 
     def embed(self, texts: Sequence[str]) -> FloatArray:
         """Always raises ``ModelUnavailable``."""

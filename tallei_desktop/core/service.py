@@ -59,6 +59,8 @@ ARCHIVE_AFTER = timedelta(days=365)
 #: A cached recall is recomputed after this long even if nothing changed (recency moves on).
 CACHE_TTL_S = 300.0
 EMBED_BATCH = 32
+#: How long a recall waits for a model that is still loading before answering without it.
+MODEL_WAIT_S = 5.0
 MAINTENANCE_EVERY_S = 3_600.0
 
 
@@ -95,6 +97,7 @@ class MemoryService:
         self._last_maintenance = 0.0
         self._worker: BackgroundWorker | None = None
         self._vectors = VectorIndex()
+        self.model_wait_s = MODEL_WAIT_S
 
     # -- lifecycle -----------------------------------------------------------------------------
 
@@ -186,7 +189,11 @@ class MemoryService:
         return self.embedder.state is not ModelState.UNAVAILABLE
 
     def _query_vector(self, query: str) -> np.ndarray | None:
-        if not query or self.embedder.state is ModelState.UNAVAILABLE:
+        state = self.embedder.state
+        if not query or state is ModelState.UNAVAILABLE:
+            return None
+        if state is ModelState.LOADING and not self.embedder.wait_ready(self.model_wait_s):
+            # Still loading (or downloading): answer from words and recency now rather than stall.
             return None
         try:
             return self.embedder.embed_query(query)

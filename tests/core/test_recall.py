@@ -8,13 +8,14 @@ import textwrap
 from datetime import timedelta
 from pathlib import Path
 
-from tallei_desktop.core.embeddings import FastEmbedEmbedder, NullEmbedder
+from tallei_desktop.core.embeddings import FastEmbedEmbedder, ModelState, NullEmbedder
 from tallei_desktop.core.models import RecallMode
 from tallei_desktop.core.recall import estimate_tokens
 from tallei_desktop.core.retrieval import Budgets
 from tallei_desktop.core.service import MemoryService
 from tests.conftest import REPO_ROOT
 from tests.core.conftest import Clock, ServiceFactory
+from tests.support.fake_embedder import HashEmbedder
 
 TOPICS = [
     "gardening",
@@ -287,3 +288,24 @@ def test_short_term_window_is_configurable(make_service: ServiceFactory, clock: 
     service.drain()
     assert event not in _ids(service.recall("").short_term)
     assert timedelta(days=7) < clock() - service.get(event).occurred_at
+
+
+class _StillLoading(HashEmbedder):
+    """A model that is still downloading: loading, never ready in time."""
+
+    @property
+    def state(self) -> ModelState:
+        return ModelState.LOADING
+
+    def wait_ready(self, timeout: float) -> bool:
+        return False
+
+
+def test_recall_does_not_stall_on_a_model_still_loading(make_service: ServiceFactory) -> None:
+    embedder = _StillLoading()
+    service = make_service(embedder=embedder)
+    mid = service.save("The piano tuner comes every March", type="fact").id
+    result = service.recall("piano tuner")
+    assert mid in _ids(result.long_term)
+    assert not result.semantic_search and "Semantic search is off" in result.text
+    assert embedder.texts_embedded == 0

@@ -126,6 +126,9 @@ class HashEmbedder:
         """Let waiting and later embeds run."""
         self._gate.set()
 
+    def wait_ready(self, timeout: float) -> bool:
+        return self.state is ModelState.READY
+
     def embed(self, texts: Sequence[str]) -> FloatArray:
         if isinstance(texts, str):
             raise TypeError("embed() takes a sequence of texts; use embed_query() for one text.")

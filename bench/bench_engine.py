@@ -58,19 +58,19 @@ from tallei_desktop.core.models import RecallMode  # noqa: E402
 from tallei_desktop.core.service import MemoryService  # noqa: E402
 from tallei_desktop.factory import build_service  # noqa: E402
 
-log = logging.getLogger("bench")
-
 DEFAULT_SIZES = (1_000, 10_000, 50_000)
 QUICK_SIZES = (1_000, 10_000)
 DEFAULT_OUT = BENCH_DIR / "results" / "engine.json"
 DEFAULT_MODEL_DIR = REPO_ROOT.parent / "shared" / "models" / "all-MiniLM-L6-v2-onnx"
 PASSPHRASE = "benchmark passphrase"
 SEED = 20_240_601
+#: Bump when the corpus changes, so cached stores built from an older corpus are not reused.
+CORPUS_VERSION = 1
 RSS_SIZE = 10_000
 RSS_RECALLS = 20
 DRAIN_TIMEOUT_S = 3 * 3600.0
 
-#: Targets from the issue (milliseconds, or MB for memory); ``None`` where there is none.
+#: Targets from the issue, in ms (MB for memory), per size or for "all" sizes.
 TARGETS: dict[str, dict[int | str, float]] = {
     "save_idle": {"all": 5.0},
     "recall_warm": {"all": 1.0},
@@ -90,9 +90,6 @@ class Reps:
 
 FULL_REPS = Reps(save=200, warm=200, cold=100, search=60)
 QUICK_REPS = Reps(save=80, warm=100, cold=40, search=30)
-
-
-# -- timing helpers ----------------------------------------------------------------------------------
 
 
 def summary(samples_s: Sequence[float]) -> dict[str, float | int]:
@@ -126,10 +123,9 @@ def say(message: str) -> None:
     print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
 
 
-# -- opening stores ----------------------------------------------------------------------------------
-
-
-def open_service(data_dir: Path, model_dir: Path, embedder: FastEmbedEmbedder | None, *, background: bool) -> MemoryService:
+def open_service(
+    data_dir: Path, model_dir: Path, embedder: FastEmbedEmbedder | None, *, background: bool
+) -> MemoryService:
     """A service on ``data_dir`` built as the program builds it, with the key under a passphrase."""
     settings = load_settings(
         environ={},
@@ -144,12 +140,12 @@ def open_service(data_dir: Path, model_dir: Path, embedder: FastEmbedEmbedder | 
     # The failing backend makes SecretStore take the passphrase path even where an OS keyring exists,
     # so a benchmark never leaves keys behind in the person's keyring.
     secrets = SecretStore(settings.data_dir, passphrase=PASSPHRASE, backend=fail_keyring.Keyring())
-    return build_service(settings, embedder=embedder, secrets=secrets, background=background, preload_model=False)
+    return build_service(
+        settings, embedder=embedder, secrets=secrets, background=background, preload_model=False
+    )
 
 
-def build_store(
-    service: MemoryService, memories: Sequence[CorpusMemory], label: str
-) -> dict[str, Any]:
+def build_store(service: MemoryService, memories: Sequence[CorpusMemory], label: str) -> dict[str, Any]:
     """Save ``memories`` through ``service.save`` (worker not yet started), then time the worker's drain."""
     say(f"{label}: saving {len(memories):,} memories through save()")
     t0 = time.perf_counter()
@@ -196,6 +192,7 @@ def store_shape(service: MemoryService) -> dict[str, Any]:
         vectors = conn.execute("SELECT count(*) FROM memory_vectors").fetchone()[0]
     size = sum(p.stat().st_size for p in Path(status.path).parent.glob("tallei.db*"))
     return {
+        "active": sum(status.counts.values()),
         "active_per_bucket": status.counts,
         "by_status": by_status,
         "vectors": vectors,
@@ -203,9 +200,6 @@ def store_shape(service: MemoryService) -> dict[str, Any]:
         "long_term_tokens": int(lt_tokens),
         "file_mb": round(size / 2**20, 1),
     }
-
-
-# -- measurements ------------------------------------------------------------------------------------
 
 
 def measure_saves(service: MemoryService, memories: Sequence[CorpusMemory], *, burst: bool) -> dict[str, Any]:
@@ -261,16 +255,27 @@ def measure_search(service: MemoryService, queries: Sequence[str]) -> dict[str, 
 
 def measure_rss(data_dir: Path, model_dir: Path, queries: Sequence[str]) -> dict[str, Any]:
     """Peak RSS of a fresh process that opens the store, loads the model and recalls ``queries``."""
-    cmd = [sys.executable, str(Path(__file__).resolve()), "--rss-child", str(data_dir), "--model-dir", str(model_dir)]
-    proc = subprocess.run(cmd, input=json.dumps(list(queries)), capture_output=True, text=True, timeout=600, check=False)
+    cmd = [
+        sys.executable,
+        str(Path(__file__).resolve()),
+        "--rss-child",
+        str(data_dir),
+        "--model-dir",
+        str(model_dir),
+    ]
+    proc = subprocess.run(
+        cmd, input=json.dumps(list(queries)), capture_output=True, text=True, timeout=600, check=False
+    )
     if proc.returncode != 0:
         raise RuntimeError(f"the memory probe failed:\n{proc.stderr}")
     return json.loads(proc.stdout)
 
 
-def _current_rss_mb() -> float:
-    with open("/proc/self/statm") as f:
-        pages = int(f.read().split()[1])
+def _current_rss_mb() -> float | None:
+    try:
+        pages = int(Path("/proc/self/statm").read_text().split()[1])
+    except OSError:
+        return None
     return round(pages * os.sysconf("SC_PAGE_SIZE") / 2**20, 1)
 
 
@@ -308,27 +313,90 @@ def rss_child(data_dir: Path, model_dir: Path) -> None:
     service.wait_idle(timeout=60.0)
     phases["after_recalls"] = (_current_rss_mb(), _peak_rss_mb())
     service.close()
-    print(json.dumps({
-        "peak_rss_mb": _peak_rss_mb(),
-        "ru_maxrss_mb": _ru_maxrss_mb(),
-        "rss_mb_by_phase": phases,
-        "recalls": len(queries),
-        "modes": modes,
-    }))
+    print(
+        json.dumps(
+            {
+                "peak_rss_mb": _peak_rss_mb(),
+                "ru_maxrss_mb": _ru_maxrss_mb(),
+                "rss_mb_by_phase": phases,
+                "recalls": len(queries),
+                "modes": modes,
+            }
+        )
+    )
 
 
-# -- the runs ----------------------------------------------------------------------------------------
+def prepare_store(
+    n: int,
+    *,
+    corpus: Corpus,
+    embedder: FastEmbedEmbedder,
+    model_dir: Path,
+    workdir: Path,
+    cache: Path | None,
+    rebuild: bool,
+) -> tuple[Path, dict[str, Any]]:
+    """A store of the first ``n`` corpus memories in ``workdir``, fully processed, and its build figures.
+
+    With ``cache``, a store built by an earlier run (same seed and corpus) is copied instead of built,
+    and a store built now is kept there for later runs.
+    """
+    data_dir = workdir / f"store-{n}"
+    memories = corpus.memories(n)
+    cached = cache / f"store-{n}-seed{SEED}-corpus{CORPUS_VERSION}" if cache else None
+    if cached is not None and not rebuild and (cached / "build.json").is_file():
+        build = json.loads((cached / "build.json").read_text(encoding="utf-8"))
+        shutil.copytree(cached, data_dir)
+        (data_dir / "build.json").unlink()
+        say(f"{n:,}: reusing the store built at {build['built_at']} from {cached}")
+        return data_dir, {**build, "reused_from": str(cached)}
+    service = open_service(data_dir, model_dir, embedder, background=False)
+    try:
+        load = os.getloadavg()
+        build = build_store(service, memories, f"{n:,}")
+        build["loadavg_during_build"] = [round(x, 2) for x in (*load, *os.getloadavg())]
+    finally:
+        service.close()
+    build["built_at"] = datetime.now(UTC).isoformat(timespec="seconds")
+    build["engine_revision"] = engine_revision()
+    if cached is not None:
+        shutil.rmtree(cached, ignore_errors=True)
+        shutil.copytree(data_dir, cached)
+        (cached / "build.json").write_text(json.dumps(build, indent=2), encoding="utf-8")
+    return data_dir, build
 
 
 def bench_size(
-    n: int, *, corpus: Corpus, embedder: FastEmbedEmbedder, model_dir: Path, workdir: Path, reps: Reps
+    n: int,
+    *,
+    corpus: Corpus,
+    embedder: FastEmbedEmbedder,
+    model_dir: Path,
+    workdir: Path,
+    reps: Reps,
+    cache: Path | None = None,
+    rebuild: bool = False,
 ) -> dict[str, Any]:
     label = f"{n:,}"
-    data_dir = workdir / f"store-{n}"
-    service = open_service(data_dir, model_dir, embedder, background=False)
+    data_dir, out = prepare_store(
+        n,
+        corpus=corpus,
+        embedder=embedder,
+        model_dir=model_dir,
+        workdir=workdir,
+        cache=cache,
+        rebuild=rebuild,
+    )
+    # Measured on a freshly opened service, as a newly started program would see the store.
+    service = open_service(data_dir, model_dir, embedder, background=True)
+    load_before = os.getloadavg()
     try:
-        out = build_store(service, corpus.memories(n), label)
-        extra = corpus.only(2 * reps.save, ("fact", "decision", "event", "note", "lesson", "failure", "preference"), salt=f"saves-{n}")
+        service.wait_idle(timeout=600.0)
+        extra = corpus.only(
+            2 * reps.save,
+            ("fact", "decision", "event", "note", "lesson", "failure", "preference"),
+            salt=f"saves-{n}",
+        )
         say(f"{label}: measuring saves")
         out["save_idle"] = measure_saves(service, extra[: reps.save], burst=False)
         out["save_burst"] = measure_saves(service, extra[reps.save :], burst=True)
@@ -345,6 +413,7 @@ def bench_size(
         out["store_after"] = store_shape(service)
     finally:
         service.close()
+    out["loadavg_during_measurement"] = [round(x, 2) for x in (*load_before, *os.getloadavg())]
     if n == RSS_SIZE:
         say(f"{label}: measuring peak memory of a fresh process")
         out["memory"] = measure_rss(data_dir, model_dir, corpus.queries(RSS_RECALLS, salt="rss"))
@@ -352,7 +421,28 @@ def bench_size(
     return out
 
 
-def bench_dump_all(*, corpus: Corpus, embedder: FastEmbedEmbedder, model_dir: Path, workdir: Path, reps: Reps) -> dict[str, Any]:
+def engine_revision() -> dict[str, Any]:
+    """The commit the engine was measured at, and whether its files differ from it (read-only git)."""
+
+    def git(*args: str) -> str:
+        try:
+            done = subprocess.run(
+                ["git", *args], cwd=REPO_ROOT, capture_output=True, text=True, timeout=10, check=False
+            )
+        except OSError:
+            return ""
+        return done.stdout.strip() if done.returncode == 0 else ""
+
+    changed = git("diff", "--name-only", "HEAD", "--", "tallei_desktop")
+    return {
+        "commit": git("rev-parse", "HEAD") or None,
+        "changed_files": changed.splitlines() if changed else [],
+    }
+
+
+def bench_dump_all(
+    *, corpus: Corpus, embedder: FastEmbedEmbedder, model_dir: Path, workdir: Path, reps: Reps
+) -> dict[str, Any]:
     """Cold recall on a small store whose long-term bucket fits its budget (the dump-all path)."""
     budget = 4_800
     long_term: list[CorpusMemory] = []
@@ -371,6 +461,11 @@ def bench_dump_all(*, corpus: Corpus, embedder: FastEmbedEmbedder, model_dir: Pa
     service = open_service(data_dir, model_dir, embedder, background=False)
     try:
         out = build_store(service, [*long_term, *others], "dump-all")
+    finally:
+        service.close()
+    service = open_service(data_dir, model_dir, embedder, background=True)
+    try:
+        service.wait_idle(timeout=60.0)
         queries = corpus.queries(1 + reps.cold, salt="dump-all")
         out["recall_warm"] = measure_warm(service, queries[0], reps.warm)
         out["recall_cold_dump_all"] = measure_cold(service, embedder, queries[1:])
@@ -398,7 +493,11 @@ def machine_info() -> dict[str, Any]:
     except OSError:
         pass
     try:
-        mem_kb = int(next(ln for ln in Path("/proc/meminfo").read_text().splitlines() if ln.startswith("MemTotal")).split()[1])
+        mem_kb = int(
+            next(
+                ln for ln in Path("/proc/meminfo").read_text().splitlines() if ln.startswith("MemTotal")
+            ).split()[1]
+        )
         mem_gb = round(mem_kb / 2**20, 1)
     except (OSError, StopIteration):
         mem_gb = None
@@ -415,9 +514,6 @@ def machine_info() -> dict[str, Any]:
         "fastembed": fastembed.__version__,
         "onnxruntime": onnxruntime.__version__,
     }
-
-
-# -- report ------------------------------------------------------------------------------------------
 
 
 def _fmt(value: float | None, unit: str = "") -> str:
@@ -455,6 +551,9 @@ def render_table(report: dict[str, Any]) -> str:
     def add(name: str, path: tuple[str, ...], key: str, metric: str | None = None, target: str = "") -> None:
         rows.append((name, [cell(n, path, key, metric) for n in sizes], target))
 
+    rows.append(
+        ("store built in this run", ["reused" if runs[n].get("reused_from") else "yes" for n in sizes], "")
+    )
     add("build: save() calls/s (worker off)", (), "build_saves_per_s")
     add("build: total save time (s)", (), "build_s")
     add("embedding throughput (memories/s, worker drain)", (), "embed_per_s")
@@ -465,11 +564,25 @@ def render_table(report: dict[str, Any]) -> str:
     add("save p95 ms (burst, worker busy)", ("save_burst",), "p95")
     add("recall warm p50 ms (cache hit)", ("recall_warm",), "p50", "recall_warm", "< 1")
     add("recall warm p95 ms", ("recall_warm",), "p95")
-    add("recall cold hybrid p50 ms", ("recall_cold_hybrid",), "p50", "recall_cold_hybrid", "< 30 @10k, < 60 @50k")
+    add(
+        "recall cold hybrid p50 ms",
+        ("recall_cold_hybrid",),
+        "p50",
+        "recall_cold_hybrid",
+        "< 30 @10k, < 60 @50k",
+    )
     add("recall cold hybrid p95 ms", ("recall_cold_hybrid",), "p95")
     add("  of which query embedding p50 ms", ("recall_cold_hybrid", "query_embedding"), "p50")
     add("search p50 ms", ("search",), "p50")
     add("search p95 ms", ("search",), "p95")
+    add(
+        "peak RSS MB (fresh process, model, 20 recalls)",
+        ("memory",),
+        "peak_rss_mb",
+        "peak_rss_mb",
+        "< 300 @10k",
+    )
+    add("active memories after the run", ("store_after",), "active")
     add("store file MB", ("store_after",), "file_mb")
 
     header = ["metric", *[f"{n:,}" for n in sizes], "target"]
@@ -483,7 +596,14 @@ def render_table(report: dict[str, Any]) -> str:
         lines.append("  ".join(c.ljust(widths[0]) if i == 0 else c.rjust(widths[i]) for i, c in enumerate(r)))
 
     notes = []
+    cpus = report["machine"]["cpus_usable"] or 1
     for n in sizes:
+        load = runs[n].get("loadavg_during_measurement") or []
+        if load and max(load) > cpus:
+            notes.append(
+                f"{n:,}: WARNING the machine was busy while measuring (1-min load {max(load):.1f} on {cpus} CPUs, "
+                "other programs included): latencies are inflated"
+            )
         warm = runs[n].get("recall_warm", {})
         cold = runs[n].get("recall_cold_hybrid", {})
         notes.append(
@@ -492,10 +612,9 @@ def render_table(report: dict[str, Any]) -> str:
         )
         mem = runs[n].get("memory")
         if mem:
-            ok = "ok" if mem["peak_rss_mb"] < TARGETS["peak_rss_mb"][RSS_SIZE] else "MISS"
             notes.append(
-                f"{n:,}: peak RSS of a fresh process (open store, load model, {mem['recalls']} recalls): "
-                f"{mem['peak_rss_mb']:.0f} MB {ok} (target < 300); by phase {mem['rss_mb_by_phase']}"
+                f"{n:,}: memory of a fresh process, (current, peak) MB by phase: {mem['rss_mb_by_phase']} "
+                f"(ru_maxrss {mem['ru_maxrss_mb']:.0f} MB includes the parent's size at fork, so VmHWM is reported)"
             )
     dump = report.get("dump_all")
     if dump:
@@ -515,10 +634,23 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--sizes", help="comma-separated store sizes (default 1000,10000,50000)")
     parser.add_argument("--quick", action="store_true", help="1,000 and 10,000 only, fewer repetitions")
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"JSON output (default {DEFAULT_OUT})")
-    parser.add_argument("--model-dir", type=Path, help="the ONNX model folder (default: TALLEI_MODEL_DIR, "
-                        "else ../shared/models/all-MiniLM-L6-v2-onnx beside the repository)")
+    parser.add_argument(
+        "--model-dir",
+        type=Path,
+        help="the ONNX model folder (default: TALLEI_MODEL_DIR, "
+        "else ../shared/models/all-MiniLM-L6-v2-onnx beside the repository)",
+    )
     parser.add_argument("--no-dump-all", action="store_true", help="skip the dump-all store")
-    parser.add_argument("--workdir", type=Path, help="where to build the stores (default: a temporary folder)")
+    parser.add_argument(
+        "--workdir", type=Path, help="where to build the stores (default: a temporary folder)"
+    )
+    parser.add_argument(
+        "--store-cache",
+        type=Path,
+        help="keep built stores here and reuse them in later runs "
+        "(building 50,000 memories with the real model takes most of a full run)",
+    )
+    parser.add_argument("--rebuild", action="store_true", help="with --store-cache: build the stores again")
     parser.add_argument("--rss-child", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.sizes:
@@ -553,17 +685,30 @@ def main(argv: Sequence[str] | None = None) -> int:
     report: dict[str, Any] = {
         "timestamp": started.isoformat(timespec="seconds"),
         "machine": machine_info(),
+        "engine_revision": engine_revision(),
+        "loadavg_at_start": [round(x, 2) for x in os.getloadavg()],
         "model_dir": str(model_dir),
         "model_load_s": round(load_s, 3),
         "args": {"sizes": list(args.sizes), "quick": args.quick, "reps": asdict(reps)},
-        "targets_ms": {k: {str(s): v for s, v in t.items()} for k, t in TARGETS.items()},
+        "targets": {k: {str(s): v for s, v in t.items()} for k, t in TARGETS.items()},
         "sizes": {},
     }
     try:
         for n in args.sizes:
-            report["sizes"][str(n)] = bench_size(n, corpus=corpus, embedder=embedder, model_dir=model_dir, workdir=workdir, reps=reps)
+            report["sizes"][str(n)] = bench_size(
+                n,
+                corpus=corpus,
+                embedder=embedder,
+                model_dir=model_dir,
+                workdir=workdir,
+                reps=reps,
+                cache=args.store_cache,
+                rebuild=args.rebuild,
+            )
         if not args.no_dump_all:
-            report["dump_all"] = bench_dump_all(corpus=corpus, embedder=embedder, model_dir=model_dir, workdir=workdir, reps=reps)
+            report["dump_all"] = bench_dump_all(
+                corpus=corpus, embedder=embedder, model_dir=model_dir, workdir=workdir, reps=reps
+            )
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     report["run_s"] = round(time.perf_counter() - t_run, 1)

@@ -30,94 +30,197 @@ _PLATFORM_WEIGHTS = (36, 30, 20, 14)
 #: Events and notes carry the time they are about, spread over this many past days.
 SPREAD_DAYS = 365
 
-_FIRST = """
-Priya Mateo Aisha Jonas Keiko Omar Lucia Tomasz Ngozi Felix Ingrid Rahul Sofia Dmitri Amara Hiroshi
-Chloe Tariq Elena Kwame Mei Lars Fatima Diego Hannah Yusuf Clara Andrei Zanele Marco Anya Bilal
-Isabel Kenji Leila Oskar Nadia Samuel Freya Arjun Beatriz Emeka Greta Ravi Yara Paolo Ines Viktor
-Sana Henrik Maya Kofi Astrid Rohan Camila Niko Leah Farid Elif Tobias Noor Gabriel Ayumi Stefan
-""".split()
-_LAST = """
-Raman Okafor Lindqvist Tanaka Haddad Moreau Novak Silva Petrov Mensah Fischer Kowalski Ibrahim
-Nakamura Costa Jansen Osei Rossi Schmidt Dubois Yilmaz Park Nguyen Andersson Ferreira Horvat Adeyemi
-Bauer Sato Romero Kaur Eriksen Mwangi Becker Conti Larsen Hoffmann Delgado Chen Varga
-""".split()
-_CITIES = [c.replace("_", " ") for c in """
-Lisbon Berlin Nairobi Toronto Osaka Melbourne Lagos Bogota Krakow Austin Dublin Seoul Copenhagen
-Bangalore Montreal Edinburgh Valencia Helsinki Porto Denver Singapore Tallinn Cape_Town Zurich
-Vienna Oslo Kyoto Seattle Manila Accra Rotterdam Lyon Prague Budapest Istanbul Auckland Chicago
-""".split()]
-_PROJECTS = """
-Atlas Borealis Cobalt Driftwood Ember Fjord Granite Halcyon Ironbark Juniper Kestrel Lumen Meridian
-Nimbus Onyx Pinecone Quasar Riverbed Saffron Tundra Umbra Vantage Willow Xenon Yarrow Zephyr Aurora
-Basalt Cedar Dynamo Eclipse Falcon Glacier Harbor Indigo Jasper Keystone Lighthouse Monsoon Nova
-""".split()
-_CLIENT_LIST = (
-    "Acme Logistics|Bluefin Health|Corvid Media|Delta Foods|Everpine Bank|Fable Games|Gridline Energy|"
-    "Hearth Insurance|Ivory Legal|Juno Travel|Kite Robotics|Lattice Labs|Mosaic Retail|Northwind Freight|"
-    "Orbit Telecom|Pioneer Schools|Quill Publishing|Redwood Clinics|Summit Outdoors|Tidal Shipping|"
-    "Umbrella Analytics|Vesta Pharma|Wavecrest Media|Yellowtail Foods"
-).split("|")
-_DBS = ["Postgres", "MySQL", "SQLite", "MongoDB", "Redis", "Cassandra", "DynamoDB", "ClickHouse",
-        "Elasticsearch", "CockroachDB", "BigQuery", "Snowflake", "DuckDB", "Neo4j"]
-_LANGS = ["Python", "Rust", "Go", "TypeScript", "Kotlin", "Swift", "Java", "Elixir", "C#", "Ruby",
-          "Scala", "Zig", "Haskell", "C++", "Dart", "OCaml"]
-_FRAMEWORKS = ["React", "Vue", "Svelte", "Django", "FastAPI", "Rails", "Phoenix", "Next.js", "Flask",
-               "Spring Boot", "Angular", "SolidJS", "Axum", "Gin", "Laravel", "Remix", "Flutter", "Qt"]
-_TOOLS = ["Terraform", "Kubernetes", "Docker", "Grafana", "Prometheus", "Sentry", "Datadog", "Kafka",
-          "RabbitMQ", "Airflow", "dbt", "Jenkins", "GitHub Actions", "CircleCI", "Vault", "Nginx",
-          "Envoy", "Helm", "Ansible", "LaunchDarkly", "Temporal", "Celery", "Vite", "Webpack", "pnpm",
-          "Poetry", "uv", "ruff", "mypy", "pytest", "Playwright", "Cypress", "Storybook", "Figma",
-          "Linear", "Jira", "Notion", "Obsidian", "Tailscale", "Cloudflare", "Stripe", "Twilio"]
-_CLOUDS = ["AWS", "GCP", "Azure", "Hetzner", "Fly.io", "DigitalOcean", "Render", "Vercel"]
-_REGIONS = ["eu-west-1", "us-east-1", "ap-south-1", "eu-central-1", "us-west-2", "ap-northeast-1",
-            "sa-east-1", "ca-central-1", "af-south-1", "eu-north-1"]
-_TOPICS = ["billing", "search ranking", "onboarding flow", "checkout", "notifications", "auth",
-           "image pipeline", "reporting", "data warehouse", "mobile sync", "invoicing", "recommendations",
-           "audit log", "feature flags", "rate limiting", "email digests", "payments", "CSV import",
-           "permissions", "analytics events", "GDPR export", "video transcoding", "push gateway",
-           "pricing page", "customer portal", "SSO integration", "fraud scoring", "inventory sync"]
-_TEAMS = ["platform", "growth", "payments", "mobile", "data", "infra", "design systems", "security",
-          "support tooling", "ML", "web", "partnerships"]
-_ROLES = ["tech lead", "engineering manager", "product manager", "staff engineer", "designer",
-          "data scientist", "SRE", "QA lead", "CTO", "security engineer", "developer advocate", "recruiter"]
-_EDITORS = ["Neovim", "VS Code", "Zed", "Emacs", "IntelliJ", "Helix", "Sublime Text", "PyCharm", "Cursor"]
-_THEMES = ["Gruvbox", "Solarized Dark", "Catppuccin", "Nord", "Dracula", "One Dark", "Tokyo Night"]
-_FONTS = ["JetBrains Mono", "Fira Code", "Iosevka", "Cascadia Code", "Berkeley Mono", "Hack"]
-_FOODS = ["ramen", "falafel wraps", "poke bowls", "dosa", "pho", "tacos", "sushi", "jollof rice",
-          "pierogi", "shakshuka", "bibimbap", "pad thai", "lentil soup", "empanadas", "banh mi"]
-_DRINKS = ["oat flat whites", "green tea", "sparkling water", "espresso", "chai", "yerba mate", "rooibos"]
-_RESTAURANTS = ["Casa Lume", "The Copper Pot", "Sakura Garden", "Blue Door Bistro", "Olive & Thyme",
-                "Mama Ngozi's", "Little Saigon", "Harbour Grill", "Nonna Rosa", "Spice Route"]
-_HOBBIES = ["bouldering", "trail running", "chess", "sourdough baking", "birdwatching", "cycling",
-            "film photography", "sailing", "pottery", "salsa dancing", "board games", "kayaking"]
-_SPORTS = ["football", "basketball", "swimming", "tennis", "judo", "cricket", "volleyball", "hockey"]
-_MEETINGS = ["1:1", "quarterly review", "design review", "sprint retro", "kickoff call", "budget meeting",
-             "architecture review", "customer call", "all-hands", "planning session", "incident review"]
-_CONFERENCES = ["PyCon", "KubeCon", "RustConf", "JSConf", "Web Summit", "re:Invent", "GopherCon",
-                "DevOpsDays", "Strange Loop", "SREcon", "DjangoCon", "NeurIPS"]
-_FEATURES = ["bulk export", "dark mode", "SAML login", "offline mode", "usage alerts", "audit trail",
-             "saved searches", "two-factor auth", "webhooks", "CSV download", "team invites", "API keys"]
-_METRICS = ["p95 latency", "churn", "conversion", "error rate", "cold start time", "build time",
-            "signup drop-off", "cloud spend", "queue depth", "time to first byte", "NPS"]
-_ENVS = ["staging", "production", "dev", "QA", "load-test", "canary"]
-_OSES = ["Alpine", "Ubuntu 20.04", "CentOS 7", "macOS 12", "Windows Server 2016", "Debian 10"]
-_LANGUAGES = ["Portuguese", "German", "Japanese", "Swahili", "Spanish", "French", "Polish", "Hindi",
-              "Korean", "Arabic", "Dutch", "Turkish", "Yoruba", "Finnish"]
-_ALLERGENS = ["peanuts", "shellfish", "penicillin", "cats", "pollen", "lactose", "sesame"]
-_MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August", "September",
-           "October", "November", "December"]
-_WEEKDAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday"]
-_QUARTERS = ["Q1", "Q2", "Q3", "Q4"]
-_SKILLS = ["system design", "SQL", "testing", "communication", "debugging", "Kubernetes", "API design",
-           "frontend performance", "data modelling", "incident handling"]
-_THINGS = ["TLS certificate", "domain name", "passport", "gym membership", "car insurance",
-           "Apple developer account", "JetBrains licence", "visa", "office lease", "SOC 2 report"]
-_TASKS = ["linting", "formatting", "dependency management", "load testing", "end-to-end tests",
-          "secrets management", "task queues", "schema migrations", "feature flags", "error tracking",
-          "dashboards", "infrastructure as code", "note taking", "diagramming", "local dev"]
-_REASONS = ["the type checker", "the ecosystem", "startup time", "the error messages", "team familiarity",
-            "the tooling", "memory use", "hiring"]
-_COLUMNS = ["created_at", "tenant_id", "user_id", "status", "email", "order_id", "updated_at"]
+
+def _words(text: str) -> list[str]:
+    """A vocabulary written as ``a | b | c`` over several lines."""
+    return [" ".join(w.split()) for w in text.split("|") if w.strip()]
+
+
+_FIRST = _words(
+    """
+    Priya | Mateo | Aisha | Jonas | Keiko | Omar | Lucia | Tomasz | Ngozi | Felix | Ingrid | Rahul | Sofia |
+    Dmitri | Amara | Hiroshi | Chloe | Tariq | Elena | Kwame | Mei | Lars | Fatima | Diego | Hannah | Yusuf
+    | Clara | Andrei | Zanele | Marco | Anya | Bilal | Isabel | Kenji | Leila | Oskar | Nadia | Samuel |
+    Freya | Arjun | Beatriz | Emeka | Greta | Ravi | Yara | Paolo | Ines | Viktor | Sana | Henrik | Maya |
+    Kofi | Astrid | Rohan | Camila | Niko | Leah | Farid | Elif | Tobias | Noor | Gabriel | Ayumi | Stefan
+    """
+)
+_LAST = _words(
+    """
+    Raman | Okafor | Lindqvist | Tanaka | Haddad | Moreau | Novak | Silva | Petrov | Mensah | Fischer |
+    Kowalski | Ibrahim | Nakamura | Costa | Jansen | Osei | Rossi | Schmidt | Dubois | Yilmaz | Park |
+    Nguyen | Andersson | Ferreira | Horvat | Adeyemi | Bauer | Sato | Romero | Kaur | Eriksen | Mwangi |
+    Becker | Conti | Larsen | Hoffmann | Delgado | Chen | Varga
+    """
+)
+_CITIES = _words(
+    """
+    Lisbon | Berlin | Nairobi | Toronto | Osaka | Melbourne | Lagos | Bogota | Krakow | Austin | Dublin |
+    Seoul | Copenhagen | Bangalore | Montreal | Edinburgh | Valencia | Helsinki | Porto | Denver | Singapore
+    | Tallinn | Cape Town | Zurich | Vienna | Oslo | Kyoto | Seattle | Manila | Accra | Rotterdam | Lyon |
+    Prague | Budapest | Istanbul | Auckland | Chicago
+    """
+)
+_PROJECTS = _words(
+    """
+    Atlas | Borealis | Cobalt | Driftwood | Ember | Fjord | Granite | Halcyon | Ironbark | Juniper | Kestrel
+    | Lumen | Meridian | Nimbus | Onyx | Pinecone | Quasar | Riverbed | Saffron | Tundra | Umbra | Vantage |
+    Willow | Xenon | Yarrow | Zephyr | Aurora | Basalt | Cedar | Dynamo | Eclipse | Falcon | Glacier |
+    Harbor | Indigo | Jasper | Keystone | Lighthouse | Monsoon | Nova
+    """
+)
+_CLIENT_LIST = _words(
+    """
+    Acme Logistics | Bluefin Health | Corvid Media | Delta Foods | Everpine Bank | Fable Games | Gridline
+    Energy | Hearth Insurance | Ivory Legal | Juno Travel | Kite Robotics | Lattice Labs | Mosaic Retail |
+    Northwind Freight | Orbit Telecom | Pioneer Schools | Quill Publishing | Redwood Clinics | Summit
+    Outdoors | Tidal Shipping | Umbrella Analytics | Vesta Pharma | Wavecrest Media | Yellowtail Foods
+    """
+)
+_DBS = _words(
+    """
+    Postgres | MySQL | SQLite | MongoDB | Redis | Cassandra | DynamoDB | ClickHouse | Elasticsearch |
+    CockroachDB | BigQuery | Snowflake | DuckDB | Neo4j
+    """
+)
+_LANGS = _words(
+    """
+    Python | Rust | Go | TypeScript | Kotlin | Swift | Java | Elixir | C# | Ruby | Scala | Zig | Haskell |
+    C++ | Dart | OCaml
+    """
+)
+_FRAMEWORKS = _words(
+    """
+    React | Vue | Svelte | Django | FastAPI | Rails | Phoenix | Next.js | Flask | Spring Boot | Angular |
+    SolidJS | Axum | Gin | Laravel | Remix | Flutter | Qt
+    """
+)
+_TOOLS = _words(
+    """
+    Terraform | Kubernetes | Docker | Grafana | Prometheus | Sentry | Datadog | Kafka | RabbitMQ | Airflow |
+    dbt | Jenkins | GitHub Actions | CircleCI | Vault | Nginx | Envoy | Helm | Ansible | LaunchDarkly |
+    Temporal | Celery | Vite | Webpack | pnpm | Poetry | uv | ruff | mypy | pytest | Playwright | Cypress |
+    Storybook | Figma | Linear | Jira | Notion | Obsidian | Tailscale | Cloudflare | Stripe | Twilio
+    """
+)
+_CLOUDS = _words("AWS | GCP | Azure | Hetzner | Fly.io | DigitalOcean | Render | Vercel")
+_REGIONS = _words(
+    """
+    eu-west-1 | us-east-1 | ap-south-1 | eu-central-1 | us-west-2 | ap-northeast-1 | sa-east-1 |
+    ca-central-1 | af-south-1 | eu-north-1
+    """
+)
+_TOPICS = _words(
+    """
+    billing | search ranking | onboarding flow | checkout | notifications | auth | image pipeline |
+    reporting | data warehouse | mobile sync | invoicing | recommendations | audit log | feature flags |
+    rate limiting | email digests | payments | CSV import | permissions | analytics events | GDPR export |
+    video transcoding | push gateway | pricing page | customer portal | SSO integration | fraud scoring |
+    inventory sync
+    """
+)
+_TEAMS = _words(
+    """
+    platform | growth | payments | mobile | data | infra | design systems | security | support tooling | ML
+    | web | partnerships
+    """
+)
+_ROLES = _words(
+    """
+    tech lead | engineering manager | product manager | staff engineer | designer | data scientist | SRE |
+    QA lead | CTO | security engineer | developer advocate | recruiter
+    """
+)
+_EDITORS = _words("Neovim | VS Code | Zed | Emacs | IntelliJ | Helix | Sublime Text | PyCharm | Cursor")
+_THEMES = _words("Gruvbox | Solarized Dark | Catppuccin | Nord | Dracula | One Dark | Tokyo Night")
+_FONTS = _words("JetBrains Mono | Fira Code | Iosevka | Cascadia Code | Berkeley Mono | Hack")
+_FOODS = _words(
+    """
+    ramen | falafel wraps | poke bowls | dosa | pho | tacos | sushi | jollof rice | pierogi | shakshuka |
+    bibimbap | pad thai | lentil soup | empanadas | banh mi
+    """
+)
+_DRINKS = _words("oat flat whites | green tea | sparkling water | espresso | chai | yerba mate | rooibos")
+_RESTAURANTS = _words(
+    """
+    Casa Lume | The Copper Pot | Sakura Garden | Blue Door Bistro | Olive & Thyme | Mama Ngozi's | Little
+    Saigon | Harbour Grill | Nonna Rosa | Spice Route
+    """
+)
+_HOBBIES = _words(
+    """
+    bouldering | trail running | chess | sourdough baking | birdwatching | cycling | film photography |
+    sailing | pottery | salsa dancing | board games | kayaking
+    """
+)
+_SPORTS = _words("football | basketball | swimming | tennis | judo | cricket | volleyball | hockey")
+_MEETINGS = _words(
+    """
+    1:1 | quarterly review | design review | sprint retro | kickoff call | budget meeting | architecture
+    review | customer call | all-hands | planning session | incident review
+    """
+)
+_CONFERENCES = _words(
+    """
+    PyCon | KubeCon | RustConf | JSConf | Web Summit | re:Invent | GopherCon | DevOpsDays | Strange Loop |
+    SREcon | DjangoCon | NeurIPS
+    """
+)
+_FEATURES = _words(
+    """
+    bulk export | dark mode | SAML login | offline mode | usage alerts | audit trail | saved searches |
+    two-factor auth | webhooks | CSV download | team invites | API keys
+    """
+)
+_METRICS = _words(
+    """
+    p95 latency | churn | conversion | error rate | cold start time | build time | signup drop-off | cloud
+    spend | queue depth | time to first byte | NPS
+    """
+)
+_ENVS = _words("staging | production | dev | QA | load-test | canary")
+_OSES = _words("Alpine | Ubuntu 20.04 | CentOS 7 | macOS 12 | Windows Server 2016 | Debian 10")
+_LANGUAGES = _words(
+    """
+    Portuguese | German | Japanese | Swahili | Spanish | French | Polish | Hindi | Korean | Arabic | Dutch |
+    Turkish | Yoruba | Finnish
+    """
+)
+_ALLERGENS = _words("peanuts | shellfish | penicillin | cats | pollen | lactose | sesame")
+_MONTHS = _words(
+    """
+    January | February | March | April | May | June | July | August | September | October | November |
+    December
+    """
+)
+_WEEKDAYS = _words("Monday | Tuesday | Wednesday | Thursday | Friday")
+_QUARTERS = _words("Q1 | Q2 | Q3 | Q4")
+_SKILLS = _words(
+    """
+    system design | SQL | testing | communication | debugging | Kubernetes | API design | frontend
+    performance | data modelling | incident handling
+    """
+)
+_THINGS = _words(
+    """
+    TLS certificate | domain name | passport | gym membership | car insurance | Apple developer account |
+    JetBrains licence | visa | office lease | SOC 2 report
+    """
+)
+_TASKS = _words(
+    """
+    linting | formatting | dependency management | load testing | end-to-end tests | secrets management |
+    task queues | schema migrations | feature flags | error tracking | dashboards | infrastructure as code |
+    note taking | diagramming | local dev
+    """
+)
+_REASONS = _words(
+    """
+    the type checker | the ecosystem | startup time | the error messages | team familiarity | the tooling |
+    memory use | hiring
+    """
+)
+_COLUMNS = _words("created_at | tenant_id | user_id | status | email | order_id | updated_at")
 
 # Templates per type. Each slot name maps to a vocabulary (or a generator) in ``Corpus._fill``.
 _TEMPLATES: dict[str, tuple[str, ...]] = {
@@ -252,7 +355,7 @@ _SUFFIXES = (
     " ({client} account.)",
     " {first} agreed.",
     " Mentioned again in the {team} channel.",
-    " Source: a {meeting} with {first}.",
+    " Source: the {meeting} with {first}.",
     " Relevant to {project} too.",
     " Context: {first} {last} raised it during the {meeting} with {client}, and the {team} team wants"
     " a written summary of what changed and why by {weekday}, with {metric} numbers before and after.",
@@ -344,7 +447,9 @@ class Corpus:
             self._memories.append(self._make(len(self._memories)))
         return self._memories[start:stop]
 
-    def only(self, n: int, types: tuple[str, ...], *, salt: str, within_days: int = SPREAD_DAYS) -> list[CorpusMemory]:
+    def only(
+        self, n: int, types: tuple[str, ...], *, salt: str, within_days: int = SPREAD_DAYS
+    ) -> list[CorpusMemory]:
         """``n`` memories of the given types, separate from :meth:`memories` (own random stream)."""
         rng = random.Random(f"{self.seed}:{salt}")
         out = []
@@ -360,7 +465,9 @@ class Corpus:
         misses = 0
         while len(out) < n:
             exact = len(out) % 2 == 0
-            template = rng.choice(_EXACT_QUERIES) if exact else rng.choice(_LEADS) + rng.choice(_PARAPHRASE_QUERIES)
+            template = (
+                rng.choice(_EXACT_QUERIES) if exact else rng.choice(_LEADS) + rng.choice(_PARAPHRASE_QUERIES)
+            )
             text = self._fill(rng, template)
             if text.casefold() in self._queries:
                 misses += 1
@@ -408,14 +515,44 @@ class Corpus:
             return choice
 
         simple: dict[str, list[str]] = {
-            "first": _FIRST, "last": _LAST, "city": _CITIES, "project": _PROJECTS, "client": _CLIENT_LIST,
-            "db": _DBS, "lang": _LANGS, "framework": _FRAMEWORKS, "tool": _TOOLS, "cloud": _CLOUDS,
-            "region": _REGIONS, "topic": _TOPICS, "team": _TEAMS, "role": _ROLES, "editor": _EDITORS,
-            "theme": _THEMES, "font": _FONTS, "food": _FOODS, "drink": _DRINKS, "restaurant": _RESTAURANTS,
-            "hobby": _HOBBIES, "sport": _SPORTS, "meeting": _MEETINGS, "conference": _CONFERENCES,
-            "feature": _FEATURES, "metric": _METRICS, "env": _ENVS, "os": _OSES, "language": _LANGUAGES,
-            "allergen": _ALLERGENS, "month": _MONTHS, "weekday": _WEEKDAYS, "quarter": _QUARTERS,
-            "skill": _SKILLS, "thing": _THINGS, "task": _TASKS, "reason": _REASONS, "column": _COLUMNS,
+            "first": _FIRST,
+            "last": _LAST,
+            "city": _CITIES,
+            "project": _PROJECTS,
+            "client": _CLIENT_LIST,
+            "db": _DBS,
+            "lang": _LANGS,
+            "framework": _FRAMEWORKS,
+            "tool": _TOOLS,
+            "cloud": _CLOUDS,
+            "region": _REGIONS,
+            "topic": _TOPICS,
+            "team": _TEAMS,
+            "role": _ROLES,
+            "editor": _EDITORS,
+            "theme": _THEMES,
+            "font": _FONTS,
+            "food": _FOODS,
+            "drink": _DRINKS,
+            "restaurant": _RESTAURANTS,
+            "hobby": _HOBBIES,
+            "sport": _SPORTS,
+            "meeting": _MEETINGS,
+            "conference": _CONFERENCES,
+            "feature": _FEATURES,
+            "metric": _METRICS,
+            "env": _ENVS,
+            "os": _OSES,
+            "language": _LANGUAGES,
+            "allergen": _ALLERGENS,
+            "month": _MONTHS,
+            "weekday": _WEEKDAYS,
+            "quarter": _QUARTERS,
+            "skill": _SKILLS,
+            "thing": _THINGS,
+            "task": _TASKS,
+            "reason": _REASONS,
+            "column": _COLUMNS,
         }
         base = key.rstrip("2")
         if base in simple:
@@ -424,9 +561,20 @@ class Corpus:
             moment = when or (self.now - timedelta(days=rng.uniform(1, SPREAD_DAYS)))
             return f"{moment.day} {_MONTHS[moment.month - 1]}"
         numbers: dict[str, tuple[int, int]] = {
-            "size": (11, 18), "width": (80, 120), "hour": (7, 11), "age": (4, 17), "seats": (20, 2000),
-            "nodes": (3, 48), "rps": (50, 20000), "port": (5400, 5499), "pct": (1, 40), "weeks": (1, 3),
-            "guests": (4, 14), "rows": (1, 500), "minutes": (3, 240), "count": (200, 90000),
+            "size": (11, 18),
+            "width": (80, 120),
+            "hour": (7, 11),
+            "age": (4, 17),
+            "seats": (20, 2000),
+            "nodes": (3, 48),
+            "rps": (50, 20000),
+            "port": (5400, 5499),
+            "pct": (1, 40),
+            "weeks": (1, 3),
+            "guests": (4, 14),
+            "rows": (1, 500),
+            "minutes": (3, 240),
+            "count": (200, 90000),
             "users": (2, 900),
         }
         if key in numbers:

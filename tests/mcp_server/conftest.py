@@ -126,6 +126,16 @@ def open_store(env: dict[str, str]) -> Iterator[MemoryService]:
         svc.close()
 
 
+def logs_of(env: dict[str, str], *extra: Path, lines: int = 40) -> str:
+    """The end of a run's log file and of any other files given, to explain a failed assertion."""
+    parts = []
+    for path in (Path(env["TALLEI_LOG_DIR"]) / "mcp.log", Path(env["TALLEI_LOG_DIR"]) / "serve.log", *extra):
+        if path.is_file():
+            text = path.read_text(encoding="utf-8", errors="replace").splitlines()[-lines:]
+            parts.append(f"--- {path.name}\n" + "\n".join(text))
+    return "\n".join(parts)
+
+
 def tallei_command(*args: str) -> list[str]:
     return [sys.executable, "-m", "tallei_desktop", *args]
 

@@ -19,6 +19,7 @@ from tallei_desktop.mcp_server.http_endpoint import EndpointUnavailable, HttpEnd
 from tallei_desktop.mcp_server.server import TalleiServer
 from tests.mcp_server.conftest import (
     http_session,
+    logs_of,
     open_store,
     run_token,
     serve_process,
@@ -223,7 +224,7 @@ async def test_serve_process_guards_its_endpoint_and_serves_the_sdk_client(
             saved = structured(await client.call_tool("save_memory", {"content": "We ship on Tuesdays"}))
             recall = await client.call_tool("recall_memories", {"query": "shipping day"})
         assert "We ship on Tuesdays" in text_of(recall)
-        assert stop_process(proc) == 0
+        assert stop_process(proc) == 0, logs_of(process_env, tmp_path / "stderr.log")
     with open_store(process_env) as service:
         assert [m.id for m in service.list()] == [saved["id"]]
         assert service.get(saved["id"]).platform == "chatgpt"
@@ -257,4 +258,4 @@ def test_serve_refuses_a_non_loopback_address_and_stops_on_sigterm(
     assert "loopback" in refused.stderr and refused.stdout == ""
     with (tmp_path / "stderr.log").open("w") as errlog, serve_process(process_env, errlog) as (proc, _):
         proc.send_signal(signal.SIGTERM)
-        assert proc.wait(60) == 0
+        assert proc.wait(60) == 0, logs_of(process_env, tmp_path / "stderr.log")

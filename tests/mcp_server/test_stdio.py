@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.mcp_server.conftest import open_store, stdio_session, structured, text_of
+from tests.mcp_server.conftest import logs_of, open_store, stdio_session, structured, text_of
 from tests.mcp_server.rawstdio import RawStdio, tool_result
 
 pytestmark = [pytest.mark.slow, pytest.mark.anyio]
@@ -36,7 +36,7 @@ def test_initialize_is_answered_within_budget_of_process_start(
                 assert "recall_memories" in answer["result"]["instructions"]
             finally:
                 server.close_stdin()
-                assert server.wait() == 0
+                assert server.wait() == 0, logs_of(process_env, tmp_path / "stderr.log")
     print(f"initialize answered after {', '.join(f'{t:.3f}' for t in timings)} s")
     assert min(timings) < INITIALIZE_BUDGET_S, timings
 
@@ -104,7 +104,7 @@ def test_stdout_carries_only_protocol_and_the_log_goes_to_a_file(
         )
         saved = server.response(server.call_tool("save_memory", {"content": "Still answering after garbage"}))
         server.close_stdin()
-        assert server.wait() == 0
+        assert server.wait() == 0, logs_of(process_env, tmp_path / "stderr.log")
     assert len(listed["result"]["tools"]) == 11
     assert tool_result(saved)["type"] in {"fact", "note"}
     for line in server.raw_stdout:
@@ -128,7 +128,7 @@ def test_sigterm_stops_the_server_cleanly_and_keeps_every_save(
             for n in range(5)
         ]
         server.proc.send_signal(signal.SIGTERM)  # stdin stays open, as a client that sends SIGTERM leaves it
-        assert server.wait() == 0
+        assert server.wait() == 0, logs_of(process_env, tmp_path / "stderr.log")
     log = (Path(process_env["TALLEI_LOG_DIR"]) / "mcp.log").read_text(encoding="utf-8")
     assert f" {server.pid} INFO tallei_desktop.mcp_server.stdio: Received SIGTERM; stopping" in log
     with open_store(process_env) as service:

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import Any
+from typing import Any, get_args
 
 import pytest
 from mcp.client import Client
 
 from tallei_desktop.core.errors import KeyUnavailable
-from tallei_desktop.core.models import Bucket, ConflictResolution, MemoryType
+from tallei_desktop.core.models import Bucket, ConflictResolution, MemoryStatus, MemoryType
 from tallei_desktop.core.service import MemoryService
 from tallei_desktop.mcp_server.opening import OpeningService
 from tallei_desktop.mcp_server.schemas import BucketName, MemoryTypeName, ResolutionName, StatusName
@@ -82,13 +82,9 @@ async def test_input_schemas_carry_the_limits(server: TalleiServer) -> None:
 
 
 def test_wire_names_match_the_core_enums() -> None:
-    from typing import get_args
-
     assert set(get_args(MemoryTypeName)) == {t.value for t in MemoryType}
     assert set(get_args(BucketName)) == {b.value for b in Bucket}
     assert set(get_args(ResolutionName)) == {r.value for r in ConflictResolution}
-    from tallei_desktop.core.models import MemoryStatus
-
     assert set(get_args(StatusName)) == {s.value for s in MemoryStatus}
 
 

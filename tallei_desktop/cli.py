@@ -15,13 +15,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tallei_desktop import __version__
 from tallei_desktop.config import Settings, load_settings
 from tallei_desktop.core.errors import BugError, KnownError
 from tallei_desktop.core.models import Bucket, Memory, MemoryType
-from tallei_desktop.core.service import MemoryService
+
+if TYPE_CHECKING:  # the service pulls in numpy and apsw: not needed to start `mcp`
+    from tallei_desktop.core.service import MemoryService
 
 __all__ = ["main"]
 

@@ -21,6 +21,8 @@ def env(tmp_path: Path) -> dict[str, str]:
         TALLEI_PASSPHRASE="correct horse battery staple",
         TALLEI_MODEL_DIR=str(MODEL_DIR),
         TALLEI_CONFIG=str(tmp_path / "absent.toml"),
+        # Never touch the developer's real keyring: the passphrase path is what these tests use.
+        PYTHON_KEYRING_BACKEND="keyring.backends.null.Keyring",
     )
     return base
 

@@ -59,6 +59,7 @@ ARCHIVE_AFTER = timedelta(days=365)
 #: A cached recall is recomputed after this long even if nothing changed (recency moves on).
 CACHE_TTL_S = 300.0
 EMBED_BATCH = 32
+MAX_OFFSET = 1_000_000_000
 #: How long a recall waits for a model that is still loading before answering without it.
 MODEL_WAIT_S = 5.0
 MAINTENANCE_EVERY_S = 3_600.0
@@ -121,6 +122,9 @@ class MemoryService:
 
     def close(self) -> None:
         """Stop the worker, write out pending reference bumps, close the store. Idempotent."""
+        if self.embedder.state is ModelState.LOADING:
+            # onnxruntime aborts the process if it exits mid-load; let the load settle first.
+            self.embedder.wait_ready(60.0)
         if self._worker is not None:
             self._worker.stop()
             self._worker = None
@@ -303,8 +307,10 @@ class MemoryService:
         offset: int = 0,
     ) -> list[Memory]:
         """Memories, newest first, filtered by bucket, type, platform and status."""
-        if not 1 <= limit <= 500 or offset < 0:
-            raise InvalidInput("The limit must be between 1 and 500 and the offset 0 or more.")
+        if not 1 <= limit <= 500 or not 0 <= offset <= MAX_OFFSET:
+            raise InvalidInput(
+                f"The limit must be between 1 and 500 and the offset between 0 and {MAX_OFFSET:,}."
+            )
         try:
             state = MemoryStatus(status)
         except ValueError:

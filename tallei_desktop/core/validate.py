@@ -93,6 +93,15 @@ def clean_id(value: object, what: str = "memory") -> str:
     return text
 
 
-def to_utc(value: datetime) -> datetime:
-    """Naive datetimes are taken as UTC."""
-    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+def to_utc(value: object) -> datetime:
+    """A datetime between the years 1900 and 2200, in UTC; naive datetimes are taken as UTC."""
+    if not isinstance(value, datetime):
+        raise InvalidInput("The time must be a date and time, such as 2026-06-14T09:00:00Z.")
+    if not 1900 <= value.year <= 2200:
+        raise InvalidInput(
+            f"The date {value.date().isoformat()} is out of range; use a year between 1900 and 2200."
+        )
+    try:
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+    except OverflowError:
+        raise InvalidInput("The date is out of range; use a year between 1900 and 2200.") from None

@@ -168,3 +168,19 @@ def test_pending_work_of_a_dead_process_is_finished_by_the_next(
     assert service.wait_idle(20)
     assert service.status().pending_embeddings == 0
     assert all(service.get(mid).embedded for mid in ids)
+
+
+@pytest.mark.parametrize(
+    "when",
+    [datetime(1, 1, 1, tzinfo=UTC), datetime(9999, 12, 31, tzinfo=UTC), datetime(1850, 5, 1), "2026-01-01"],
+)
+def test_out_of_range_or_wrong_typed_times_are_refused(service: MemoryService, when: object) -> None:
+    with pytest.raises(InvalidInput, match=r"date|time"):
+        service.save("An event at a strange time", type="event", occurred_at=when)  # type: ignore[arg-type]
+    assert _count(service) == 0
+
+
+def test_listing_limits_are_checked(service: MemoryService) -> None:
+    for offset, limit in ((2**63, 10), (-1, 10), (0, 0), (0, 501)):
+        with pytest.raises(InvalidInput):
+            service.list(offset=offset, limit=limit)

@@ -332,12 +332,16 @@ class FastEmbedEmbedder:
             )
         try:
             from fastembed import TextEmbedding
+            from loguru import logger as fastembed_logger
         except ImportError as exc:
             raise ModelUnavailable(
                 "The embedding model cannot be loaded because the fastembed package is missing "
                 f"({_reason(exc)}); reinstall Tallei desktop to restore semantic search."
             ) from exc
 
+        # fastembed logs each failed download attempt to stderr through loguru; our one-line
+        # ModelUnavailable (and the log's warning) says the same once, in plain words.
+        fastembed_logger.disable("fastembed")
         supported = {entry["model"].lower() for entry in TextEmbedding.list_supported_models()}
         if self._name.lower() not in supported:
             raise ModelUnavailable(

@@ -1,0 +1,615 @@
+"""End-to-end benchmark of the MCP server: tool round trips through the SDK's own clients.
+
+    python bench/bench_mcp.py [--size 10000] [--quick] [--out bench/results/mcp.json]
+
+It builds one encrypted store of ``--size`` realistic memories in a temporary folder (passphrase key
+path, never the OS keyring) by calling ``MemoryService.save``, lets the real background worker embed
+all of them, and closes it. Then, against that store, with the real embedding model:
+
+* stdio cold start: ``tallei-desktop mcp`` is spawned afresh by the SDK's stdio client, several
+  times; each time is measured from the spawn to the answer to ``initialize``, and to the first tool
+  result (``memory_status``, which needs the store open);
+* stdio round trips: one long-lived ``tallei-desktop mcp`` process and one client session;
+* HTTP round trips: ``tallei-desktop serve`` on a free loopback port and the SDK's Streamable HTTP
+  client with the bearer token that ``tallei-desktop token`` prints.
+
+Each round-trip session first waits (untimed) until its server has loaded the model and has no
+background work left, so what is measured is the steady state. Then:
+
+* ``save_memory``: distinct new memories, one at a time, the server's worker idle before each;
+* ``recall_memories`` warm: one query repeated (the server's recall cache);
+* ``recall_memories`` cold: distinct queries never asked before, query embedding included.
+
+Client and server share this machine's CPUs. It prints a table and writes the raw figures as JSON.
+``--quick`` keeps the store size and cuts the repetitions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import platform
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter
+from collections.abc import AsyncIterator, Iterator, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import asdict, dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import IO, Any, TextIO
+
+BENCH_DIR = Path(__file__).resolve().parent
+REPO_ROOT = BENCH_DIR.parent
+if str(REPO_ROOT) not in sys.path:
+    sys.path.insert(0, str(REPO_ROOT))
+if str(BENCH_DIR) not in sys.path:
+    sys.path.insert(0, str(BENCH_DIR))
+
+import anyio  # noqa: E402
+import httpx2  # noqa: E402
+import keyring.backends.null  # noqa: E402
+from corpus import TYPES, Corpus, CorpusMemory  # noqa: E402
+from mcp.client import Client  # noqa: E402
+from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
+from mcp.client.streamable_http import streamable_http_client  # noqa: E402
+from mcp_types import CallToolResult, Implementation, TextContent  # noqa: E402
+
+from tallei_desktop import __version__ as tallei_version  # noqa: E402
+from tallei_desktop.config import load_settings  # noqa: E402
+from tallei_desktop.core.keys import SecretStore  # noqa: E402
+from tallei_desktop.factory import build_embedder, build_service  # noqa: E402
+
+DEFAULT_SIZE = 10_000
+DEFAULT_OUT = BENCH_DIR / "results" / "mcp.json"
+DEFAULT_MODEL_DIR = REPO_ROOT.parent / "shared" / "models" / "all-MiniLM-L6-v2-onnx"
+PASSPHRASE = "benchmark passphrase"
+SEED = 20_240_601
+#: What the SDK clients send as clientInfo: Claude Desktop over stdio, ChatGPT over HTTP.
+STDIO_CLIENT = "claude-ai"
+HTTP_CLIENT = "openai-mcp"
+#: The longest any single wait (a process, a tool call, a settling server) may take.
+TIMEOUT_S = 120.0
+#: How often a settling server is asked whether it is idle.
+POLL_S = 0.02
+#: Untimed calls of each kind before measuring, so one-off first-call costs stay out.
+WARMUP = 3
+
+
+@dataclass(frozen=True, slots=True)
+class Reps:
+    cold_starts: int
+    save: int
+    warm: int
+    cold: int
+
+
+FULL_REPS = Reps(cold_starts=10, save=200, warm=200, cold=50)
+QUICK_REPS = Reps(cold_starts=5, save=50, warm=50, cold=20)
+
+
+def say(message: str) -> None:
+    print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
+def summary(samples_s: Sequence[float]) -> dict[str, float | int]:
+    """n and p50/p95/mean/min/max in milliseconds of samples in seconds."""
+    ms = sorted(s * 1e3 for s in samples_s)
+    if not ms:
+        return {"n": 0}
+
+    def pct(p: float) -> float:
+        k = (len(ms) - 1) * p
+        lo, hi = int(k), min(int(k) + 1, len(ms) - 1)
+        return ms[lo] + (ms[hi] - ms[lo]) * (k - lo)
+
+    return {
+        "n": len(ms),
+        "p50": round(pct(0.50), 3),
+        "p95": round(pct(0.95), 3),
+        "mean": round(statistics.fmean(ms), 3),
+        "min": round(ms[0], 3),
+        "max": round(ms[-1], 3),
+    }
+
+
+def loadavg() -> list[float]:
+    return [round(x, 2) for x in os.getloadavg()]
+
+
+# -- the store -----------------------------------------------------------------------------------------
+
+
+def process_env(workdir: Path, model_dir: Path) -> dict[str, str]:
+    """The environment every Tallei process of this run gets: the store in ``workdir``, the real model."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TALLEI_")}
+    env.update(
+        TALLEI_DATA_DIR=str(workdir / "data"),
+        TALLEI_LOG_DIR=str(workdir / "logs"),
+        TALLEI_PASSPHRASE=PASSPHRASE,
+        TALLEI_MODEL_DIR=str(model_dir),
+        TALLEI_ALLOW_MODEL_DOWNLOAD="false",
+        TALLEI_CONFIG=str(workdir / "absent.toml"),
+        # The key goes into a passphrase-guarded file, never into the person's own keyring.
+        PYTHON_KEYRING_BACKEND="keyring.backends.null.Keyring",
+    )
+    return env
+
+
+def build_store(env: dict[str, str], memories: Sequence[CorpusMemory]) -> dict[str, Any]:
+    """Save ``memories`` through ``MemoryService.save``, then let the real worker embed every one."""
+    settings = load_settings(environ=env, config_path=Path(env["TALLEI_CONFIG"]))
+    no_keyring = keyring.backends.null.Keyring()  # type: ignore[no-untyped-call]
+    secrets = SecretStore(settings.data_dir, passphrase=settings.passphrase, backend=no_keyring)
+    embedder = build_embedder(settings)
+    service = build_service(
+        settings, embedder=embedder, secrets=secrets, background=False, preload_model=False
+    )
+    try:
+        say(f"saving {len(memories):,} memories through save()")
+        t0 = time.perf_counter()
+        for m in memories:
+            service.save(m.content, type=m.type, platform=m.platform, occurred_at=m.occurred_at)
+        build_s = time.perf_counter() - t0
+        pending = service.status().pending_embeddings
+        say(f"saved in {build_s:.1f} s; embedding {pending:,} memories")
+        t0 = time.perf_counter()
+        embedder.load()
+        service.start_background()
+        while not service.wait_idle(timeout=30.0):
+            if time.perf_counter() - t0 > 3600:
+                raise RuntimeError("the worker did not finish embedding the store within an hour")
+            say(f"embedded {pending - service.status().pending_embeddings:,}/{pending:,}")
+        drain_s = time.perf_counter() - t0
+        status = service.status()
+        if status.pending_embeddings:
+            raise RuntimeError(f"{status.pending_embeddings} memories still pending after the drain")
+        say(f"embedded in {drain_s:.1f} s")
+        size = sum(p.stat().st_size for p in settings.data_dir.glob("tallei.db*"))
+        return {
+            "memories_saved": len(memories),
+            "build_s": round(build_s, 2),
+            "drain_s": round(drain_s, 2),
+            "active": sum(status.counts.values()),
+            "active_per_bucket": status.counts,
+            "open_conflicts": status.open_conflicts,
+            "file_mb": round(size / 2**20, 1),
+        }
+    finally:
+        service.close()
+
+
+# -- the servers and clients ---------------------------------------------------------------------------
+
+
+def tallei_command(*args: str) -> list[str]:
+    """The program as clients launch it: the console script beside this Python, else ``-m``."""
+    script = Path(sys.executable).absolute().parent / "tallei-desktop"
+    if script.is_file() and os.access(script, os.X_OK):
+        return [str(script), *args]
+    return [sys.executable, "-m", "tallei_desktop", *args]
+
+
+def text_of(result: CallToolResult) -> str:
+    return "\n".join(block.text for block in result.content if isinstance(block, TextContent))
+
+
+async def timed_call(client: Client, tool: str, arguments: dict[str, Any]) -> tuple[float, dict[str, Any]]:
+    """One tool call's round trip in seconds, and its structured result; a tool error raises."""
+    t0 = time.perf_counter()
+    result = await client.call_tool(tool, arguments)
+    dt = time.perf_counter() - t0
+    content: dict[str, Any] | None = result.structured_content
+    if result.is_error or content is None:
+        raise RuntimeError(f"{tool} failed: {text_of(result)}")
+    return dt, content
+
+
+async def call(client: Client, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    return (await timed_call(client, tool, arguments))[1]
+
+
+def stdio_transport(env: dict[str, str], errlog: TextIO) -> Any:
+    command, *args = tallei_command("mcp")
+    return stdio_client(StdioServerParameters(command=command, args=args, env=env), errlog=errlog)
+
+
+@asynccontextmanager
+async def stdio_session(env: dict[str, str], errlog: TextIO) -> AsyncIterator[Client]:
+    async with Client(
+        stdio_transport(env, errlog),
+        mode="legacy",
+        client_info=Implementation(name=STDIO_CLIENT, version="1.0"),
+        read_timeout_seconds=TIMEOUT_S,
+    ) as client:
+        yield client
+
+
+@asynccontextmanager
+async def http_session(url: str, token: str) -> AsyncIterator[Client]:
+    async with (
+        httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=TIMEOUT_S) as http,
+        Client(
+            streamable_http_client(url, http_client=http),
+            mode="legacy",
+            client_info=Implementation(name=HTTP_CLIENT, version="1.0"),
+            read_timeout_seconds=TIMEOUT_S,
+        ) as client,
+    ):
+        yield client
+
+
+def read_line(stream: IO[str], timeout: float) -> str:
+    box: list[str] = []
+    reader = threading.Thread(target=lambda: box.append(stream.readline()), daemon=True)
+    reader.start()
+    reader.join(timeout)
+    if not box:
+        raise RuntimeError(f"no output line within {timeout:.0f} s")
+    return box[0]
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+@contextlib.contextmanager
+def serve_process(env: dict[str, str], errlog: TextIO) -> Iterator[str]:
+    """``tallei-desktop serve`` on a free loopback port; yields its MCP URL once it listens."""
+    proc = subprocess.Popen(
+        tallei_command("serve", "--host", "127.0.0.1", "--port", str(free_port())),
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=errlog,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        line = read_line(proc.stdout, TIMEOUT_S)
+        if not line.startswith("Serving MCP at http://127.0.0.1:"):
+            raise RuntimeError(f"`serve` did not start: {line!r}")
+        yield line.split()[-1]
+    finally:
+        if proc.poll() is None:
+            proc.terminate()
+        try:
+            proc.wait(TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(TIMEOUT_S)
+
+
+def token_of(env: dict[str, str]) -> str:
+    done = subprocess.run(
+        tallei_command("token"), env=env, capture_output=True, text=True, timeout=TIMEOUT_S, check=False
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"`tallei-desktop token` failed: {done.stderr.strip()}")
+    return done.stdout.strip()
+
+
+def logs_tail(env: dict[str, str], errlog: Path, lines: int = 30) -> str:
+    parts = []
+    for path in (errlog, Path(env["TALLEI_LOG_DIR"]) / "mcp.log", Path(env["TALLEI_LOG_DIR"]) / "serve.log"):
+        if path.is_file():
+            tail = path.read_text(encoding="utf-8", errors="replace").splitlines()[-lines:]
+            parts.append(f"--- {path.name}\n" + "\n".join(tail))
+    return "\n".join(parts)
+
+
+# -- measurements --------------------------------------------------------------------------------------
+
+
+async def measure_cold_starts(env: dict[str, str], errlog: TextIO, n: int) -> dict[str, Any]:
+    """Spawn ``tallei-desktop mcp`` ``n`` times; time spawn → initialize and spawn → first tool result."""
+    to_initialize: list[float] = []
+    to_first_tool: list[float] = []
+    for i in range(n):
+        t0 = time.perf_counter()
+        client = Client(
+            stdio_transport(env, errlog),
+            mode="legacy",
+            client_info=Implementation(name=STDIO_CLIENT, version="1.0"),
+            read_timeout_seconds=TIMEOUT_S,
+        )
+        # Entering spawns the process and completes the initialize handshake.
+        async with client:
+            to_initialize.append(time.perf_counter() - t0)
+            await call(client, "memory_status", {})
+            to_first_tool.append(time.perf_counter() - t0)
+        say(f"cold start {i + 1}/{n}: initialize {to_initialize[-1] * 1e3:.0f} ms")
+    return {"initialize": summary(to_initialize), "first_tool_result": summary(to_first_tool)}
+
+
+async def settle(client: Client) -> dict[str, Any]:
+    """Wait (untimed) until the server has its model loaded and no background work left."""
+    with anyio.fail_after(TIMEOUT_S):
+        while True:
+            status = await call(client, "memory_status", {})
+            if status["pending_background_work"] == 0 and status["model_state"].startswith("ready"):
+                return status
+            await anyio.sleep(POLL_S)
+
+
+def save_arguments(m: CorpusMemory) -> dict[str, Any]:
+    # The type is left to the server's classifier, as when an assistant does not name one.
+    arguments: dict[str, Any] = {"content": m.content}
+    if m.occurred_at is not None:
+        arguments["occurred_at"] = m.occurred_at.isoformat()
+    return arguments
+
+
+async def measure_round_trips(client: Client, corpus: Corpus, reps: Reps, label: str) -> dict[str, Any]:
+    """save_memory (worker idle before each), recall_memories warm and cold, on a settled server."""
+    saves = corpus.only(WARMUP + reps.save, TYPES, salt=f"mcp-saves-{label}")
+    queries = corpus.queries(WARMUP + 1 + reps.cold, salt=f"mcp-{label}")
+    warmup_queries, warm_query, cold_queries = queries[:WARMUP], queries[WARMUP], queries[WARMUP + 1 :]
+
+    before = await settle(client)
+    for m in saves[:WARMUP]:
+        await call(client, "save_memory", save_arguments(m))
+    for q in warmup_queries:
+        await call(client, "recall_memories", {"query": q})
+    await settle(client)
+
+    say(f"{label}: save_memory x{reps.save}")
+    load_start = loadavg()
+    save_samples, confirmed = [], 0
+    for m in saves[WARMUP:]:
+        dt, saved = await timed_call(client, "save_memory", save_arguments(m))
+        save_samples.append(dt)
+        confirmed += bool(saved["confirmed_existing"])
+        await settle(client)
+
+    say(f"{label}: recall_memories warm x{reps.warm}")
+    await call(client, "recall_memories", {"query": warm_query})
+    warm_samples = [
+        (await timed_call(client, "recall_memories", {"query": warm_query}))[0] for _ in range(reps.warm)
+    ]
+
+    say(f"{label}: recall_memories cold x{reps.cold}")
+    cold_samples, modes, semantic, items = [], Counter[str](), 0, []
+    for q in cold_queries:
+        dt, recall = await timed_call(client, "recall_memories", {"query": q})
+        cold_samples.append(dt)
+        modes[str(recall["long_term_mode"])] += 1
+        semantic += bool(recall["semantic_search"])
+        items.append(len(recall["preferences"]) + len(recall["long_term"]) + len(recall["short_term"]))
+    after = await settle(client)
+    return {
+        "active_before": sum(before["counts"].values()),
+        "active_after": sum(after["counts"].values()),
+        "model_state": after["model_state"],
+        "save_memory": {**summary(save_samples), "confirmed_existing": confirmed},
+        "recall_warm": {**summary(warm_samples), "query": warm_query},
+        "recall_cold": {
+            **summary(cold_samples),
+            "long_term_modes": dict(modes),
+            "semantic": semantic,
+            "items_per_recall_p50": statistics.median(items) if items else None,
+        },
+        "loadavg_during": [*load_start, *loadavg()],
+    }
+
+
+async def bench_stdio(env: dict[str, str], errlog: TextIO, corpus: Corpus, reps: Reps) -> dict[str, Any]:
+    async with stdio_session(env, errlog) as client:
+        return await measure_round_trips(client, corpus, reps, "stdio")
+
+
+async def bench_http(env: dict[str, str], errlog: TextIO, corpus: Corpus, reps: Reps) -> dict[str, Any]:
+    token = token_of(env)
+    with serve_process(env, errlog) as url:
+        async with http_session(url, token) as client:
+            return await measure_round_trips(client, corpus, reps, "http")
+
+
+# -- report --------------------------------------------------------------------------------------------
+
+
+def machine_info() -> dict[str, Any]:
+    import mcp
+
+    cpu = ""
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    mem_gb = None
+    with contextlib.suppress(OSError, StopIteration, ValueError):
+        meminfo = Path("/proc/meminfo").read_text().splitlines()
+        mem_gb = round(int(next(ln for ln in meminfo if ln.startswith("MemTotal")).split()[1]) / 2**20, 1)
+    return {
+        "cpu_count": os.cpu_count(),
+        "cpus_usable": len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count(),
+        "cpu_model": cpu,
+        "memory_gb": mem_gb,
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "mcp": getattr(mcp, "__version__", None) or _dist_version("mcp"),
+        "tallei_desktop": tallei_version,
+    }
+
+
+def _dist_version(name: str) -> str | None:
+    from importlib import metadata
+
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def revision() -> dict[str, Any]:
+    """The commit measured, and whether the program's files differ from it (read-only git)."""
+
+    def git(*args: str) -> str:
+        try:
+            done = subprocess.run(
+                ["git", *args], cwd=REPO_ROOT, capture_output=True, text=True, timeout=10, check=False
+            )
+        except OSError:
+            return ""
+        return done.stdout.strip() if done.returncode == 0 else ""
+
+    changed = git("diff", "--name-only", "HEAD", "--", "tallei_desktop")
+    return {
+        "commit": git("rev-parse", "HEAD") or None,
+        "changed_files": changed.splitlines() if changed else [],
+    }
+
+
+def _fmt(value: Any) -> str:
+    if not isinstance(value, int | float):
+        return "—"
+    if value >= 100:
+        return f"{value:,.0f}"
+    if value >= 10:
+        return f"{value:.1f}"
+    return f"{value:.2f}"
+
+
+def render_table(report: dict[str, Any]) -> str:
+    rows: list[tuple[str, str, dict[str, Any]]] = []
+    cold = report.get("stdio_cold_start")
+    if cold:
+        rows.append(("stdio", "cold start → initialize answered", cold["initialize"]))
+        rows.append(("stdio", "cold start → first tool result", cold["first_tool_result"]))
+    for transport, key in (("stdio", "stdio"), ("HTTP", "http")):
+        run = report.get(key)
+        if run:
+            rows.append((transport, "save_memory", run["save_memory"]))
+            rows.append((transport, "recall_memories warm (same query)", run["recall_warm"]))
+            rows.append((transport, "recall_memories cold (new queries)", run["recall_cold"]))
+    header = ["transport", "round trip (ms)", "n", "p50", "p95", "mean"]
+    body = [
+        [t, name, str(s["n"]), _fmt(s.get("p50")), _fmt(s.get("p95")), _fmt(s.get("mean"))]
+        for t, name, s in rows
+    ]
+    widths = [max(len(r[i]) for r in [header, *body]) for i in range(len(header))]
+    lines = [
+        "  ".join(c.ljust(widths[i]) if i < 2 else c.rjust(widths[i]) for i, c in enumerate(header)),
+        "  ".join("-" * w for w in widths),
+    ]
+    lines += [
+        "  ".join(c.ljust(widths[i]) if i < 2 else c.rjust(widths[i]) for i, c in enumerate(r)) for r in body
+    ]
+
+    store = report["store"]
+    notes = [
+        f"store: {store['active']:,} active memories from {store['memories_saved']:,} saves "
+        f"({store['active_per_bucket']}), {store['file_mb']} MB; built in {store['build_s']} s, "
+        f"embedded in {store['drain_s']} s"
+    ]
+    for key in ("stdio", "http"):
+        run = report.get(key)
+        if run:
+            c = run["recall_cold"]
+            notes.append(
+                f"{key}: {run['active_before']:,} → {run['active_after']:,} active during the run; cold recalls "
+                f"semantic {c['semantic']}/{c['n']}, long-term modes {c['long_term_modes']}; "
+                f"saves confirming an existing memory {run['save_memory']['confirmed_existing']}"
+            )
+    cpus = report["machine"]["cpus_usable"] or 1
+    busiest = max(
+        [
+            *report["loadavg_at_start"],
+            *(x for k in ("stdio", "http") for x in report.get(k, {}).get("loadavg_during", [])),
+        ]
+    )
+    if busiest > cpus:
+        notes.append(
+            f"WARNING the machine was busy (1-min load up to {busiest:.1f} on {cpus} CPUs, other programs "
+            "included): latencies are inflated"
+        )
+    return "\n".join([*lines, "", *notes])
+
+
+# -- main ----------------------------------------------------------------------------------------------
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
+    parser.add_argument(
+        "--size", type=int, default=DEFAULT_SIZE, help=f"memories in the store (default {DEFAULT_SIZE:,})"
+    )
+    parser.add_argument("--quick", action="store_true", help="fewer repetitions (the store size stays)")
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"JSON output (default {DEFAULT_OUT})")
+    parser.add_argument(
+        "--model-dir",
+        type=Path,
+        help="the ONNX model folder (default: TALLEI_MODEL_DIR, "
+        "else ../shared/models/all-MiniLM-L6-v2-onnx beside the repository)",
+    )
+    parser.add_argument("--workdir", type=Path, help="where to build the store (default: a temporary folder)")
+    args = parser.parse_args(argv)
+    if args.size <= 0:
+        parser.error("--size must be positive")
+    return args
+
+
+def resolve_model_dir(given: Path | None) -> Path:
+    model_dir = given or Path(os.environ.get("TALLEI_MODEL_DIR") or DEFAULT_MODEL_DIR)
+    if not (model_dir / "model.onnx").is_file():
+        raise SystemExit(f"No embedding model at {model_dir}: set TALLEI_MODEL_DIR or pass --model-dir.")
+    return model_dir.resolve()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    model_dir = resolve_model_dir(args.model_dir)
+    reps = QUICK_REPS if args.quick else FULL_REPS
+    started = datetime.now(UTC)
+    t_run = time.perf_counter()
+    workdir = Path(tempfile.mkdtemp(prefix="tallei-bench-mcp-", dir=args.workdir))
+    env = process_env(workdir, model_dir)
+    errlog_path = workdir / "servers-stderr.log"
+    corpus = Corpus(SEED, started)
+    report: dict[str, Any] = {
+        "timestamp": started.isoformat(timespec="seconds"),
+        "machine": machine_info(),
+        "revision": revision(),
+        "loadavg_at_start": loadavg(),
+        "model_dir": str(model_dir),
+        "command": tallei_command("mcp"),
+        "args": {"size": args.size, "quick": args.quick, "reps": asdict(reps)},
+        "clients": {"stdio": STDIO_CLIENT, "http": HTTP_CLIENT},
+    }
+    try:
+        report["store"] = build_store(env, corpus.memories(args.size))
+        with errlog_path.open("w", encoding="utf-8") as errlog:
+            try:
+                say(f"stdio cold starts x{reps.cold_starts}")
+                report["stdio_cold_start"] = anyio.run(measure_cold_starts, env, errlog, reps.cold_starts)
+                say("stdio round trips")
+                report["stdio"] = anyio.run(bench_stdio, env, errlog, corpus, reps)
+                say("HTTP round trips")
+                report["http"] = anyio.run(bench_http, env, errlog, corpus, reps)
+            except BaseException:
+                errlog.flush()
+                print(logs_tail(env, errlog_path), file=sys.stderr)
+                raise
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    report["run_s"] = round(time.perf_counter() - t_run, 1)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    print(render_table(report))
+    print(f"\nrun took {report['run_s']:.0f} s; JSON written to {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -104,10 +104,22 @@ def _v2_vector_log(conn: apsw.Connection) -> None:
     )
 
 
+def _v3_token_counts(conn: apsw.Connection) -> None:
+    # Recall decides dump-all vs hybrid from the long-term bucket's total tokens; a generated column
+    # in a covering index answers that without reading (and decrypting) every memory's text.
+    conn.execute(
+        """
+        ALTER TABLE memories ADD COLUMN tokens INTEGER GENERATED ALWAYS AS ((length(content) + 3) / 4) VIRTUAL;
+        CREATE INDEX memories_tokens ON memories (status, bucket, tokens);
+        """
+    )
+
+
 #: Append only. Each entry runs in its own transaction and moves ``user_version`` to its index + 1.
 MIGRATIONS: tuple[tuple[str, Callable[[apsw.Connection], None]], ...] = (
     ("initial schema", _v1_initial),
     ("vector change log", _v2_vector_log),
+    ("token counts", _v3_token_counts),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

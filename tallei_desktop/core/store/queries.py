@@ -59,7 +59,7 @@ def to_dt(ts: float) -> datetime:
     return datetime.fromtimestamp(ts, tz=UTC)
 
 
-def row_from(values: Sequence[object]) -> Row:
+def row_from(values: Sequence[object], provenance: tuple[Provenance, ...] = ()) -> Row:
     (
         rowid,
         mid,
@@ -92,6 +92,7 @@ def row_from(values: Sequence[object]) -> Row:
         status=MemoryStatus(str(status)),
         superseded_by=str(superseded_by) if superseded_by is not None else None,
         embedded=bool(embedded),
+        provenance=provenance,
     )
     return Row(int(rowid), memory)  # type: ignore[call-overload]
 
@@ -146,12 +147,10 @@ def scalar(conn: apsw.Connection, sql: str, params: Sequence[object] = ()) -> An
     return row[0]
 
 
-def load_provenance(conn: apsw.Connection, rows: Iterable[Row]) -> list[Row]:
-    """The same rows with their provenance attached, in one query."""
-    rows = list(rows)
-    if not rows:
-        return rows
-    by_rowid: dict[int, list[Provenance]] = {r.rowid: [] for r in rows}
+def _provenance_of(conn: apsw.Connection, rowids: Sequence[int]) -> dict[int, list[Provenance]]:
+    by_rowid: dict[int, list[Provenance]] = {rowid: [] for rowid in rowids}
+    if not by_rowid:
+        return by_rowid
     marks = ",".join("?" * len(by_rowid))
     for rowid, platform, at, action in conn.execute(
         f"SELECT memory_rowid, platform, at, action FROM provenance WHERE memory_rowid IN ({marks}) "
@@ -159,7 +158,25 @@ def load_provenance(conn: apsw.Connection, rows: Iterable[Row]) -> list[Row]:
         tuple(by_rowid),
     ):
         by_rowid[int(rowid)].append(Provenance(str(platform), to_dt(float(at)), str(action)))
+    return by_rowid
+
+
+def load_provenance(conn: apsw.Connection, rows: Iterable[Row]) -> list[Row]:
+    """The same rows with their provenance attached, in one query."""
+    rows = list(rows)
+    by_rowid = _provenance_of(conn, [r.rowid for r in rows])
     return [Row(r.rowid, replace(r.memory, provenance=tuple(by_rowid[r.rowid]))) for r in rows]
+
+
+def fetch_full(conn: apsw.Connection, rowids: Sequence[int]) -> dict[int, Row]:
+    """Memories by rowid with their provenance, each built once."""
+    if not rowids:
+        return {}
+    by_rowid = _provenance_of(conn, rowids)
+    marks = ",".join("?" * len(rowids))
+    sql = f"SELECT {MEMORY_COLUMNS} FROM memories m WHERE m.rowid IN ({marks})"
+    rows = (row_from(values, tuple(by_rowid[int(values[0])])) for values in conn.execute(sql, tuple(rowids)))
+    return {row.rowid: row for row in rows}
 
 
 def add_provenance(conn: apsw.Connection, rowid: int, platform: str, at: float, action: str) -> None:

@@ -111,7 +111,8 @@ def build_recall(
     total_tokens = int(
         q.scalar(
             conn,
-            "SELECT COALESCE(SUM(tokens), 0) FROM memories WHERE status = 'active' AND bucket = 'long_term'",
+            "SELECT COALESCE(SUM(tokens), 0) FROM memories INDEXED BY memories_tokens "
+            "WHERE status = 'active' AND bucket = 'long_term'",
         )
     )
     extra_ids = set(bm25_raw) | {rid for rid, sim in vec.items() if sim >= EXTRA_SIMILARITY}

@@ -111,6 +111,7 @@ def _v3_token_counts(conn: apsw.Connection) -> None:
         """
         ALTER TABLE memories ADD COLUMN tokens INTEGER GENERATED ALWAYS AS ((length(content) + 3) / 4) VIRTUAL;
         CREATE INDEX memories_tokens ON memories (status, bucket, tokens);
+        CREATE INDEX memories_created ON memories (status, bucket, created_at DESC);
         """
     )
 
@@ -119,7 +120,7 @@ def _v3_token_counts(conn: apsw.Connection) -> None:
 MIGRATIONS: tuple[tuple[str, Callable[[apsw.Connection], None]], ...] = (
     ("initial schema", _v1_initial),
     ("vector change log", _v2_vector_log),
-    ("token counts", _v3_token_counts),
+    ("token counts and newest-first index", _v3_token_counts),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

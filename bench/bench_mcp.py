@@ -32,7 +32,6 @@ import json
 import os
 import platform
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -202,19 +201,62 @@ def text_of(result: CallToolResult) -> str:
     return "\n".join(block.text for block in result.content if isinstance(block, TextContent))
 
 
-async def timed_call(client: Client, tool: str, arguments: dict[str, Any]) -> tuple[float, dict[str, Any]]:
-    """One tool call's round trip in seconds, and its structured result; a tool error raises."""
+async def timed_call(client: Client, tool: str, arguments: dict[str, Any]) -> tuple[float, CallToolResult]:
+    """One tool call's round trip in seconds, and its result; a tool error raises."""
     t0 = time.perf_counter()
     result = await client.call_tool(tool, arguments)
     dt = time.perf_counter() - t0
-    content: dict[str, Any] | None = result.structured_content
-    if result.is_error or content is None:
+    if result.is_error or result.structured_content is None:
         raise RuntimeError(f"{tool} failed: {text_of(result)}")
-    return dt, content
+    return dt, result
 
 
 async def call(client: Client, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    return (await timed_call(client, tool, arguments))[1]
+    content: dict[str, Any] = (await timed_call(client, tool, arguments))[1].structured_content or {}
+    return content
+
+
+class Samples:
+    """One kind of round trip: its times, and for each result the share a Python client spends alone.
+
+    The SDK's client checks every structured result against the tool's output schema with
+    ``jsonschema`` before handing it over, which for a recall of a hundred or more memories is much of
+    the round trip. The same check is timed again here, apart, so that the table can tell the
+    client's cost from the server's and the transport's. Hosts built on other SDKs check differently.
+    """
+
+    def __init__(self, validator: Any) -> None:
+        self._validator = validator
+        self.round_trip: list[float] = []
+        self.validation: list[float] = []
+        self.result_bytes: list[int] = []
+
+    def add(self, seconds: float, result: CallToolResult) -> None:
+        self.round_trip.append(seconds)
+        t0 = time.perf_counter()
+        errors = list(self._validator.iter_errors(result.structured_content))
+        self.validation.append(time.perf_counter() - t0)
+        if errors:
+            raise RuntimeError(f"a result does not match its output schema: {errors[0].message}")
+        self.result_bytes.append(len(result.model_dump_json(by_alias=True, exclude_unset=True)))
+
+    def report(self) -> dict[str, Any]:
+        return {
+            **summary(self.round_trip),
+            "client_schema_validation": summary(self.validation),
+            "result_bytes_p50": statistics.median(self.result_bytes) if self.result_bytes else None,
+        }
+
+
+async def output_validators(client: Client) -> dict[str, Any]:
+    """A compiled output-schema validator per tool, as the SDK's client builds them."""
+    from jsonschema.validators import validator_for  # type: ignore[import-untyped,unused-ignore]
+
+    validators: dict[str, Any] = {}
+    for tool in (await client.list_tools()).tools:
+        if tool.output_schema is not None:
+            validators[tool.name] = validator_for(tool.output_schema)(tool.output_schema)
+    return validators
 
 
 def stdio_transport(env: dict[str, str], errlog: TextIO) -> Any:
@@ -257,18 +299,12 @@ def read_line(stream: IO[str], timeout: float) -> str:
     return box[0]
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
 @contextlib.contextmanager
 def serve_process(env: dict[str, str], errlog: TextIO) -> Iterator[str]:
     """``tallei-desktop serve`` on a free loopback port; yields its MCP URL once it listens."""
     proc = subprocess.Popen(
-        tallei_command("serve", "--host", "127.0.0.1", "--port", str(free_port())),
+        # Port 0: the server takes a free port and says which in its first line.
+        tallei_command("serve", "--host", "127.0.0.1", "--port", "0"),
         env=env,
         stdout=subprocess.PIPE,
         stderr=errlog,
@@ -355,6 +391,7 @@ async def measure_round_trips(client: Client, corpus: Corpus, reps: Reps, label:
     saves = corpus.only(WARMUP + reps.save, TYPES, salt=f"mcp-saves-{label}")
     queries = corpus.queries(WARMUP + 1 + reps.cold, salt=f"mcp-{label}")
     warmup_queries, warm_query, cold_queries = queries[:WARMUP], queries[WARMUP], queries[WARMUP + 1 :]
+    validators = await output_validators(client)
 
     before = await settle(client)
     for m in saves[:WARMUP]:
@@ -365,24 +402,27 @@ async def measure_round_trips(client: Client, corpus: Corpus, reps: Reps, label:
 
     say(f"{label}: save_memory x{reps.save}")
     load_start = loadavg()
-    save_samples, confirmed = [], 0
+    saved = Samples(validators["save_memory"])
+    confirmed = 0
     for m in saves[WARMUP:]:
-        dt, saved = await timed_call(client, "save_memory", save_arguments(m))
-        save_samples.append(dt)
-        confirmed += bool(saved["confirmed_existing"])
+        dt, result = await timed_call(client, "save_memory", save_arguments(m))
+        saved.add(dt, result)
+        confirmed += bool((result.structured_content or {}).get("confirmed_existing"))
         await settle(client)
 
     say(f"{label}: recall_memories warm x{reps.warm}")
+    warm = Samples(validators["recall_memories"])
     await call(client, "recall_memories", {"query": warm_query})
-    warm_samples = [
-        (await timed_call(client, "recall_memories", {"query": warm_query}))[0] for _ in range(reps.warm)
-    ]
+    for _ in range(reps.warm):
+        warm.add(*await timed_call(client, "recall_memories", {"query": warm_query}))
 
     say(f"{label}: recall_memories cold x{reps.cold}")
-    cold_samples, modes, semantic, items = [], Counter[str](), 0, []
+    cold = Samples(validators["recall_memories"])
+    modes, semantic, items = Counter[str](), 0, []
     for q in cold_queries:
-        dt, recall = await timed_call(client, "recall_memories", {"query": q})
-        cold_samples.append(dt)
+        dt, result = await timed_call(client, "recall_memories", {"query": q})
+        cold.add(dt, result)
+        recall = result.structured_content or {}
         modes[str(recall["long_term_mode"])] += 1
         semantic += bool(recall["semantic_search"])
         items.append(len(recall["preferences"]) + len(recall["long_term"]) + len(recall["short_term"]))
@@ -391,14 +431,15 @@ async def measure_round_trips(client: Client, corpus: Corpus, reps: Reps, label:
         "active_before": sum(before["counts"].values()),
         "active_after": sum(after["counts"].values()),
         "model_state": after["model_state"],
-        "save_memory": {**summary(save_samples), "confirmed_existing": confirmed},
-        "recall_warm": {**summary(warm_samples), "query": warm_query},
+        "save_memory": {**saved.report(), "confirmed_existing": confirmed},
+        "recall_warm": {**warm.report(), "query": warm_query},
         "recall_cold": {
-            **summary(cold_samples),
+            **cold.report(),
             "long_term_modes": dict(modes),
             "semantic": semantic,
             "items_per_recall_p50": statistics.median(items) if items else None,
         },
+        # This benchmark's own client and server included.
         "loadavg_during": [*load_start, *loadavg()],
     }
 
@@ -493,19 +534,29 @@ def render_table(report: dict[str, Any]) -> str:
             rows.append((transport, "save_memory", run["save_memory"]))
             rows.append((transport, "recall_memories warm (same query)", run["recall_warm"]))
             rows.append((transport, "recall_memories cold (new queries)", run["recall_cold"]))
-    header = ["transport", "round trip (ms)", "n", "p50", "p95", "mean"]
-    body = [
-        [t, name, str(s["n"]), _fmt(s.get("p50")), _fmt(s.get("p95")), _fmt(s.get("mean"))]
-        for t, name, s in rows
-    ]
+    header = ["transport", "round trip (ms)", "n", "p50", "p95", "mean", "client check p50", "result KB"]
+    body = []
+    for t, name, s in rows:
+        check = s.get("client_schema_validation", {})
+        size = s.get("result_bytes_p50")
+        body.append(
+            [
+                t,
+                name,
+                str(s["n"]),
+                _fmt(s.get("p50")),
+                _fmt(s.get("p95")),
+                _fmt(s.get("mean")),
+                _fmt(check.get("p50")),
+                _fmt(size / 1024) if isinstance(size, int | float) else "—",
+            ]
+        )
     widths = [max(len(r[i]) for r in [header, *body]) for i in range(len(header))]
-    lines = [
-        "  ".join(c.ljust(widths[i]) if i < 2 else c.rjust(widths[i]) for i, c in enumerate(header)),
-        "  ".join("-" * w for w in widths),
-    ]
-    lines += [
-        "  ".join(c.ljust(widths[i]) if i < 2 else c.rjust(widths[i]) for i, c in enumerate(r)) for r in body
-    ]
+
+    def line(cells: list[str]) -> str:
+        return "  ".join(c.ljust(widths[i]) if i < 2 else c.rjust(widths[i]) for i, c in enumerate(cells))
+
+    lines = [line(header), "  ".join("-" * w for w in widths), *(line(r) for r in body)]
 
     store = report["store"]
     notes = [
@@ -522,17 +573,17 @@ def render_table(report: dict[str, Any]) -> str:
                 f"semantic {c['semantic']}/{c['n']}, long-term modes {c['long_term_modes']}; "
                 f"saves confirming an existing memory {run['save_memory']['confirmed_existing']}"
             )
-    cpus = report["machine"]["cpus_usable"] or 1
-    busiest = max(
-        [
-            *report["loadavg_at_start"],
-            *(x for k in ("stdio", "http") for x in report.get(k, {}).get("loadavg_during", [])),
-        ]
+    notes.append(
+        "client check: the share of the round trip the Python SDK client spends checking the result "
+        "against the tool's output schema (jsonschema), timed apart on the same results"
     )
-    if busiest > cpus:
+    cpus = report["machine"]["cpus_usable"] or 1
+    # Sampled before this run started anything of its own, so the load is other programs'.
+    others = report["loadavg_at_start"][0]
+    if others > cpus / 2:
         notes.append(
-            f"WARNING the machine was busy (1-min load up to {busiest:.1f} on {cpus} CPUs, other programs "
-            "included): latencies are inflated"
+            f"WARNING other programs were busy when the run started (1-min load {others:.1f} on {cpus} CPUs): "
+            "latencies are likely inflated"
         )
     return "\n".join([*lines, "", *notes])
 

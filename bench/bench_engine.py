@@ -17,7 +17,9 @@ Once per run it also measures cold recall on a small store whose long-term bucke
 loads the model and runs 20 recalls.
 
 It prints a table and writes the raw figures as JSON. ``--quick`` runs 1,000 and 10,000 only, with
-fewer repetitions.
+fewer repetitions. Embedding 50,000 memories with the real model on two cores is most of a full
+run; ``--store-cache DIR`` keeps the built stores and later runs measure copies of them (their build
+and embedding figures are then those recorded when they were built).
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -107,6 +110,7 @@ def summary(samples_s: Sequence[float]) -> dict[str, float | int]:
         "n": len(ms),
         "p50": round(pct(0.50), 4),
         "p95": round(pct(0.95), 4),
+        "p99": round(pct(0.99), 4),
         "mean": round(statistics.fmean(ms), 4),
         "min": round(ms[0], 4),
         "max": round(ms[-1], 4),
@@ -139,7 +143,7 @@ def open_service(
     )
     # The failing backend makes SecretStore take the passphrase path even where an OS keyring exists,
     # so a benchmark never leaves keys behind in the person's keyring.
-    secrets = SecretStore(settings.data_dir, passphrase=PASSPHRASE, backend=fail_keyring.Keyring())
+    secrets = SecretStore(settings.data_dir, passphrase=PASSPHRASE, backend=fail_keyring.Keyring())  # type: ignore[no-untyped-call]
     return build_service(
         settings, embedder=embedder, secrets=secrets, background=background, preload_model=False
     )
@@ -184,12 +188,14 @@ def build_store(service: MemoryService, memories: Sequence[CorpusMemory], label:
 def store_shape(service: MemoryService) -> dict[str, Any]:
     status = service.status()
     with service.db.read() as conn:
-        by_status = dict(conn.execute("SELECT status, count(*) FROM memories GROUP BY 1").fetchall())
-        lt_tokens = conn.execute(
+        rows: list[Any] = conn.execute("SELECT status, count(*) FROM memories GROUP BY 1").fetchall()
+        by_status = {str(status_): int(count) for status_, count in rows}
+        tokens_row: Any = conn.execute(
             "SELECT COALESCE(SUM((length(content) + 3) / 4), 0) FROM memories "
             "WHERE status = 'active' AND bucket = 'long_term'"
-        ).fetchone()[0]
-        vectors = conn.execute("SELECT count(*) FROM memory_vectors").fetchone()[0]
+        ).fetchone()
+        vectors_row: Any = conn.execute("SELECT count(*) FROM memory_vectors").fetchone()
+        lt_tokens, vectors = tokens_row[0], vectors_row[0]
     size = sum(p.stat().st_size for p in Path(status.path).parent.glob("tallei.db*"))
     return {
         "active": sum(status.counts.values()),
@@ -209,7 +215,7 @@ def measure_saves(service: MemoryService, memories: Sequence[CorpusMemory], *, b
     """
     samples = []
     for m in memories:
-        dt, _ = timed(lambda m=m: service.save(m.content, platform=m.platform, occurred_at=m.occurred_at))
+        dt, _ = timed(partial(service.save, m.content, platform=m.platform, occurred_at=m.occurred_at))
         samples.append(dt)
         if not burst:
             service.wait_idle(timeout=120.0)
@@ -222,7 +228,7 @@ def measure_warm(service: MemoryService, query: str, reps: int) -> dict[str, Any
     first = service.recall(query)
     samples, hits = [], 0
     for _ in range(reps):
-        dt, result = timed(lambda: service.recall(query))
+        dt, result = timed(partial(service.recall, query))
         samples.append(dt)
         hits += result is first
         first = result
@@ -234,12 +240,12 @@ def measure_cold(
 ) -> dict[str, Any]:
     samples, modes, items = [], Counter[str](), []
     for q in queries:
-        dt, result = timed(lambda q=q: service.recall(q))
+        dt, result = timed(partial(service.recall, q))
         samples.append(dt)
         modes[str(result.long_term_mode)] += 1
         items.append(len(result.items))
     # The same queries once more, embedding only: the share of a cold recall spent in the model.
-    embed = [timed(lambda q=q: embedder.embed_query(q))[0] for q in queries]
+    embed = [timed(partial(embedder.embed_query, q))[0] for q in queries]
     return {
         **summary(samples),
         "modes": dict(modes),
@@ -249,7 +255,7 @@ def measure_cold(
 
 
 def measure_search(service: MemoryService, queries: Sequence[str]) -> dict[str, Any]:
-    samples = [timed(lambda q=q: service.search(q, limit=10))[0] for q in queries]
+    samples = [timed(partial(service.search, q, limit=10))[0] for q in queries]
     return summary(samples)
 
 
@@ -268,7 +274,8 @@ def measure_rss(data_dir: Path, model_dir: Path, queries: Sequence[str]) -> dict
     )
     if proc.returncode != 0:
         raise RuntimeError(f"the memory probe failed:\n{proc.stderr}")
-    return json.loads(proc.stdout)
+    result: dict[str, Any] = json.loads(proc.stdout)
+    return result
 
 
 def _current_rss_mb() -> float | None:
@@ -350,6 +357,7 @@ def prepare_store(
         (data_dir / "build.json").unlink()
         say(f"{n:,}: reusing the store built at {build['built_at']} from {cached}")
         return data_dir, {**build, "reused_from": str(cached)}
+    revision = engine_revision()  # before building: the files may change while it runs
     service = open_service(data_dir, model_dir, embedder, background=False)
     try:
         load = os.getloadavg()
@@ -358,7 +366,7 @@ def prepare_store(
     finally:
         service.close()
     build["built_at"] = datetime.now(UTC).isoformat(timespec="seconds")
-    build["engine_revision"] = engine_revision()
+    build["engine_revision"] = revision
     if cached is not None:
         shutil.rmtree(cached, ignore_errors=True)
         shutil.copytree(data_dir, cached)
@@ -433,8 +441,11 @@ def engine_revision() -> dict[str, Any]:
             return ""
         return done.stdout.strip() if done.returncode == 0 else ""
 
+    import tallei_desktop
+
     changed = git("diff", "--name-only", "HEAD", "--", "tallei_desktop")
     return {
+        "package": str(Path(tallei_desktop.__file__).parent),
         "commit": git("rev-parse", "HEAD") or None,
         "changed_files": changed.splitlines() if changed else [],
     }
@@ -449,14 +460,15 @@ def bench_dump_all(
     tokens = 0
     for m in corpus.only(400, ("fact", "decision", "lesson", "failure"), salt="dump-all-long-term"):
         cost = -(-len(m.content) // 4)
-        # Leave headroom: a dedup merge or two changes little, but the bucket must stay under budget.
-        if tokens + cost > budget * 0.92 or len(long_term) >= reps.dump_all_store_long_term:
+        # Headroom for promotions: recall hits bump short-term memories, and those referenced three
+        # times move to long-term; with every short-term memory promoted the bucket must still fit.
+        if tokens + cost > budget * 0.70 or len(long_term) >= reps.dump_all_store_long_term:
             break
         long_term.append(m)
         tokens += cost
     others = corpus.only(25, ("preference",), salt="dump-all-preferences")
     # Recent short-term memories only: older events would join the long-term pool and push it over.
-    others += corpus.only(80, ("event", "note"), salt="dump-all-short-term", within_days=50)
+    others += corpus.only(30, ("event", "note"), salt="dump-all-short-term", within_days=50)
     data_dir = workdir / "store-dump-all"
     service = open_service(data_dir, model_dir, embedder, background=False)
     try:
@@ -467,11 +479,13 @@ def bench_dump_all(
     try:
         service.wait_idle(timeout=60.0)
         queries = corpus.queries(1 + reps.cold, salt="dump-all")
-        out["recall_warm"] = measure_warm(service, queries[0], reps.warm)
         out["recall_cold_dump_all"] = measure_cold(service, embedder, queries[1:])
         modes = out["recall_cold_dump_all"]["modes"]
         if modes.get(str(RecallMode.DUMP_ALL), 0) != reps.cold:
             say(f"dump-all: WARNING not every cold recall was dump-all: {modes}")
+        out["recall_warm"] = measure_warm(service, queries[0], reps.warm)
+        service.wait_idle(timeout=60.0)
+        out["store_after"] = store_shape(service)
     finally:
         service.close()
     shutil.rmtree(data_dir, ignore_errors=True)
@@ -562,6 +576,7 @@ def render_table(report: dict[str, Any]) -> str:
     add("save p95 ms (worker idle)", ("save_idle",), "p95")
     add("save p50 ms (burst, worker busy)", ("save_burst",), "p50")
     add("save p95 ms (burst, worker busy)", ("save_burst",), "p95")
+    add("save max ms (burst, worker busy)", ("save_burst",), "max")
     add("recall warm p50 ms (cache hit)", ("recall_warm",), "p50", "recall_warm", "< 1")
     add("recall warm p95 ms", ("recall_warm",), "p95")
     add(
@@ -620,9 +635,11 @@ def render_table(report: dict[str, Any]) -> str:
     if dump:
         c = dump["recall_cold_dump_all"]
         shape = dump["store"]
+        after = dump.get("store_after", shape)
         notes.append(
             f"dump-all, measured on a separate store of {dump['memories_saved']} memories "
-            f"(active {shape['active_per_bucket']}, long-term {shape['long_term_tokens']} tokens of 4,800): "
+            f"(active {shape['active_per_bucket']}, long-term {shape['long_term_tokens']} tokens of 4,800, "
+            f"{after['long_term_tokens']} after the run's promotions): "
             f"cold p50 {_fmt(c['p50'])} ms, p95 {_fmt(c['p95'])} ms (query embedding p50 "
             f"{_fmt(c['query_embedding']['p50'])} ms); modes {c['modes']}; warm p50 {_fmt(dump['recall_warm']['p50'])} ms"
         )

@@ -450,9 +450,9 @@ class Corpus:
     def only(
         self, n: int, types: tuple[str, ...], *, salt: str, within_days: int = SPREAD_DAYS
     ) -> list[CorpusMemory]:
-        """``n`` memories of the given types, separate from :meth:`memories` (own random stream)."""
+        """``n`` memories of the given types from their own random stream, none repeating a text made before."""
         rng = random.Random(f"{self.seed}:{salt}")
-        out = []
+        out: list[CorpusMemory] = []
         while len(out) < n:
             mtype = types[len(out) % len(types)]
             out.append(self._memory_of(rng, mtype, within_days))

@@ -44,6 +44,8 @@ __all__ = [
 DEDUP_SIMILARITY = 0.90
 SUBJECT_SIMILARITY = 0.60
 STRONG_SUBJECT_SIMILARITY = 0.70
+#: How many nearest memories a new one is compared with.
+NEIGHBOURS_K = 12
 SUPERSEDE_SIMILARITY = 0.70
 
 # Words that carry the stance, not the subject: "I prefer X", "always use Y", "call me Z".
@@ -105,13 +107,20 @@ def _same_subject(a: str, b: str, similarity: float | None) -> bool:
 
 
 def finish_memory(
-    conn: apsw.Connection, rowid: int, content: str, vector: np.ndarray | None, now: float
+    conn: apsw.Connection,
+    rowid: int,
+    content: str,
+    vector: np.ndarray | None,
+    now: float,
+    *,
+    neighbours: list[tuple[int, float]] | None = None,
 ) -> Outcome | None:
     """Store the vector of ``content`` and apply the lifecycle rules to one pending memory.
 
     Returns None when another process already finished it. A memory whose text changed since
-    ``content`` was read keeps no vector (the next round embeds the new text). Call inside a write
-    transaction.
+    ``content`` was read keeps no vector (the next round embeds the new text). ``neighbours``
+    (rowid, similarity) are candidates found before the transaction; without them the ``vec0`` table
+    is searched here. Call inside a write transaction.
     """
     row = q.fetch_rows(conn, "WHERE m.rowid = ?", (rowid,))
     if not row:
@@ -128,8 +137,12 @@ def finish_memory(
         return None
 
     outcome = Outcome()
-    neighbours = _neighbours(conn, rowid, new.bucket, vector)
-    for other_rowid, similarity in neighbours:
+    candidates: list[tuple[int, float | None]] = (
+        list(neighbours)
+        if neighbours is not None and vector is not None
+        else _neighbours(conn, rowid, new.bucket, vector)
+    )
+    for other_rowid, similarity in candidates:
         other = q.fetch_rows(conn, "WHERE m.rowid = ? AND m.status = 'active'", (other_rowid,))
         if not other:
             continue
@@ -170,7 +183,7 @@ def _neighbours(
     conn: apsw.Connection, rowid: int, bucket: Bucket, vector: np.ndarray | None
 ) -> list[tuple[int, float | None]]:
     if vector is not None:
-        return [(r, s) for r, s in q.nearest(conn, vector, 12, bucket=bucket) if r != rowid]
+        return [(r, s) for r, s in q.nearest(conn, vector, NEIGHBOURS_K, bucket=bucket) if r != rowid]
     if bucket is not Bucket.PREFERENCE:
         return []
     # No vectors: compare with the most recent preferences by words alone.

@@ -58,7 +58,8 @@ PROMOTE_AT = 3
 ARCHIVE_AFTER = timedelta(days=365)
 #: A cached recall is recomputed after this long even if nothing changed (recency moves on).
 CACHE_TTL_S = 300.0
-EMBED_BATCH = 32
+#: Memories embedded per background round; small batches keep the ONNX runtime's buffers small.
+EMBED_BATCH = 16
 MAX_OFFSET = 1_000_000_000
 #: How long a recall waits for a model that is still loading before answering without it.
 MODEL_WAIT_S = 5.0

@@ -31,7 +31,9 @@ __all__ = ["BUSY_TIMEOUT_MS", "map_errors", "open_connection"]
 BUSY_TIMEOUT_MS = 15_000
 
 
-def open_connection(path: Path, key: bytes, *, key_source: str, readonly: bool = False) -> apsw.Connection:
+def open_connection(
+    path: Path, key: bytes, *, key_source: str, readonly: bool = False, cache_mib: int = 64
+) -> apsw.Connection:
     """Open ``path`` with ``key``, verify the key, load sqlite-vec and set the pragmas.
 
     Raises :class:`WrongKey` when the key does not decrypt the file, and :class:`StoreUnavailable` when
@@ -66,7 +68,7 @@ def open_connection(path: Path, key: bytes, *, key_source: str, readonly: bool =
         conn.execute("PRAGMA synchronous = FULL")
         conn.execute("PRAGMA foreign_keys = ON")
         conn.execute("PRAGMA temp_store = MEMORY")
-        conn.execute("PRAGMA cache_size = -65536")  # 64 MiB of decrypted pages per connection
+        conn.execute(f"PRAGMA cache_size = -{cache_mib * 1024}")  # decrypted pages kept per connection
     except TalleiError:
         conn.close()
         raise

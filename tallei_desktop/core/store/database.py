@@ -44,7 +44,8 @@ class Database:
         self._readers: list[apsw.Connection] = []
         self._readers_lock = threading.Lock()
         self._closed = False
-        self._writer = open_connection(path, key, key_source=key_source)
+        # The writer touches few pages per transaction; readers scan, so they get the larger cache.
+        self._writer = open_connection(path, key, key_source=key_source, cache_mib=8)
         try:
             with map_errors(path):
                 self.schema_version = migrate(self._writer)

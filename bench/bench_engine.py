@@ -51,6 +51,7 @@ if str(REPO_ROOT) not in sys.path:
 if str(BENCH_DIR) not in sys.path:
     sys.path.insert(0, str(BENCH_DIR))
 
+from common import resolve_model_dir, revision, say, summary  # noqa: E402
 from corpus import Corpus, CorpusMemory  # noqa: E402
 from keyring.backends import fail as fail_keyring  # noqa: E402
 
@@ -64,7 +65,6 @@ from tallei_desktop.factory import build_service  # noqa: E402
 DEFAULT_SIZES = (1_000, 10_000, 50_000)
 QUICK_SIZES = (1_000, 10_000)
 DEFAULT_OUT = BENCH_DIR / "results" / "engine.json"
-DEFAULT_MODEL_DIR = REPO_ROOT.parent / "shared" / "models" / "all-MiniLM-L6-v2-onnx"
 PASSPHRASE = "benchmark passphrase"
 SEED = 20_240_601
 #: Bump when the corpus changes, so cached stores built from an older corpus are not reused.
@@ -95,36 +95,10 @@ FULL_REPS = Reps(save=200, warm=200, cold=100, search=60)
 QUICK_REPS = Reps(save=80, warm=100, cold=40, search=30)
 
 
-def summary(samples_s: Sequence[float]) -> dict[str, float | int]:
-    """p50/p95/mean/min/max in milliseconds of samples in seconds."""
-    ms = sorted(s * 1e3 for s in samples_s)
-    if not ms:
-        return {"n": 0}
-
-    def pct(p: float) -> float:
-        k = (len(ms) - 1) * p
-        lo, hi = int(k), min(int(k) + 1, len(ms) - 1)
-        return ms[lo] + (ms[hi] - ms[lo]) * (k - lo)
-
-    return {
-        "n": len(ms),
-        "p50": round(pct(0.50), 4),
-        "p95": round(pct(0.95), 4),
-        "p99": round(pct(0.99), 4),
-        "mean": round(statistics.fmean(ms), 4),
-        "min": round(ms[0], 4),
-        "max": round(ms[-1], 4),
-    }
-
-
 def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
     t0 = time.perf_counter()
     value = fn()
     return time.perf_counter() - t0, value
-
-
-def say(message: str) -> None:
-    print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
 
 
 def open_service(
@@ -430,25 +404,10 @@ def bench_size(
 
 
 def engine_revision() -> dict[str, Any]:
-    """The commit the engine was measured at, and whether its files differ from it (read-only git)."""
-
-    def git(*args: str) -> str:
-        try:
-            done = subprocess.run(
-                ["git", *args], cwd=REPO_ROOT, capture_output=True, text=True, timeout=10, check=False
-            )
-        except OSError:
-            return ""
-        return done.stdout.strip() if done.returncode == 0 else ""
-
+    """The commit measured, the package folder imported, and any uncommitted engine changes."""
     import tallei_desktop
 
-    changed = git("diff", "--name-only", "HEAD", "--", "tallei_desktop")
-    return {
-        "package": str(Path(tallei_desktop.__file__).parent),
-        "commit": git("rev-parse", "HEAD") or None,
-        "changed_files": changed.splitlines() if changed else [],
-    }
+    return {"package": str(Path(tallei_desktop.__file__).parent), **revision()}
 
 
 def bench_dump_all(
@@ -675,13 +634,6 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     else:
         args.sizes = QUICK_SIZES if args.quick else DEFAULT_SIZES
     return args
-
-
-def resolve_model_dir(given: Path | None) -> Path:
-    model_dir = given or Path(os.environ.get("TALLEI_MODEL_DIR") or DEFAULT_MODEL_DIR)
-    if not (model_dir / "model.onnx").is_file():
-        raise SystemExit(f"No embedding model at {model_dir}: set TALLEI_MODEL_DIR or pass --model-dir.")
-    return model_dir.resolve()
 
 
 def main(argv: Sequence[str] | None = None) -> int:

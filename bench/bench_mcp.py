@@ -56,6 +56,7 @@ if str(BENCH_DIR) not in sys.path:
 import anyio  # noqa: E402
 import httpx2  # noqa: E402
 import keyring.backends.null  # noqa: E402
+from common import resolve_model_dir, revision, say, summary  # noqa: E402
 from corpus import TYPES, Corpus, CorpusMemory  # noqa: E402
 from mcp.client import Client  # noqa: E402
 from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
@@ -69,7 +70,6 @@ from tallei_desktop.factory import build_embedder, build_service  # noqa: E402
 
 DEFAULT_SIZE = 10_000
 DEFAULT_OUT = BENCH_DIR / "results" / "mcp.json"
-DEFAULT_MODEL_DIR = REPO_ROOT.parent / "shared" / "models" / "all-MiniLM-L6-v2-onnx"
 PASSPHRASE = "benchmark passphrase"
 SEED = 20_240_601
 #: What the SDK clients send as clientInfo: Claude Desktop over stdio, ChatGPT over HTTP.
@@ -93,31 +93,6 @@ class Reps:
 
 FULL_REPS = Reps(cold_starts=10, save=200, warm=200, cold=50)
 QUICK_REPS = Reps(cold_starts=5, save=50, warm=50, cold=20)
-
-
-def say(message: str) -> None:
-    print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
-
-
-def summary(samples_s: Sequence[float]) -> dict[str, float | int]:
-    """n and p50/p95/mean/min/max in milliseconds of samples in seconds."""
-    ms = sorted(s * 1e3 for s in samples_s)
-    if not ms:
-        return {"n": 0}
-
-    def pct(p: float) -> float:
-        k = (len(ms) - 1) * p
-        lo, hi = int(k), min(int(k) + 1, len(ms) - 1)
-        return ms[lo] + (ms[hi] - ms[lo]) * (k - lo)
-
-    return {
-        "n": len(ms),
-        "p50": round(pct(0.50), 3),
-        "p95": round(pct(0.95), 3),
-        "mean": round(statistics.fmean(ms), 3),
-        "min": round(ms[0], 3),
-        "max": round(ms[-1], 3),
-    }
 
 
 def loadavg() -> list[float]:
@@ -493,25 +468,6 @@ def _dist_version(name: str) -> str | None:
         return None
 
 
-def revision() -> dict[str, Any]:
-    """The commit measured, and whether the program's files differ from it (read-only git)."""
-
-    def git(*args: str) -> str:
-        try:
-            done = subprocess.run(
-                ["git", *args], cwd=REPO_ROOT, capture_output=True, text=True, timeout=10, check=False
-            )
-        except OSError:
-            return ""
-        return done.stdout.strip() if done.returncode == 0 else ""
-
-    changed = git("diff", "--name-only", "HEAD", "--", "tallei_desktop")
-    return {
-        "commit": git("rev-parse", "HEAD") or None,
-        "changed_files": changed.splitlines() if changed else [],
-    }
-
-
 def _fmt(value: Any) -> str:
     if not isinstance(value, int | float):
         return "—"
@@ -609,13 +565,6 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     if args.size <= 0:
         parser.error("--size must be positive")
     return args
-
-
-def resolve_model_dir(given: Path | None) -> Path:
-    model_dir = given or Path(os.environ.get("TALLEI_MODEL_DIR") or DEFAULT_MODEL_DIR)
-    if not (model_dir / "model.onnx").is_file():
-        raise SystemExit(f"No embedding model at {model_dir}: set TALLEI_MODEL_DIR or pass --model-dir.")
-    return model_dir.resolve()
 
 
 def main(argv: Sequence[str] | None = None) -> int:

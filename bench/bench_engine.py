@@ -51,7 +51,7 @@ if str(REPO_ROOT) not in sys.path:
 if str(BENCH_DIR) not in sys.path:
     sys.path.insert(0, str(BENCH_DIR))
 
-from common import resolve_model_dir, revision, say, summary  # noqa: E402
+from common import resolve_model_dir, revision, say, summary, write_report  # noqa: E402
 from corpus import Corpus, CorpusMemory  # noqa: E402
 from keyring.backends import fail as fail_keyring  # noqa: E402
 
@@ -681,11 +681,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     report["run_s"] = round(time.perf_counter() - t_run, 1)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-    print(render_table(report))
-    print(f"\nrun took {report['run_s']:.0f} s; JSON written to {args.out}")
-    return 0
+    return write_report(report, args.out, render_table(report))
 
 
 if __name__ == "__main__":

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import os
 import platform
 import shutil
@@ -56,7 +55,7 @@ if str(BENCH_DIR) not in sys.path:
 import anyio  # noqa: E402
 import httpx2  # noqa: E402
 import keyring.backends.null  # noqa: E402
-from common import resolve_model_dir, revision, say, summary  # noqa: E402
+from common import resolve_model_dir, revision, say, summary, write_report  # noqa: E402
 from corpus import TYPES, Corpus, CorpusMemory  # noqa: E402
 from mcp.client import Client  # noqa: E402
 from mcp.client.stdio import StdioServerParameters, stdio_client  # noqa: E402
@@ -604,11 +603,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     report["run_s"] = round(time.perf_counter() - t_run, 1)
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-    print(render_table(report))
-    print(f"\nrun took {report['run_s']:.0f} s; JSON written to {args.out}")
-    return 0
+    return write_report(report, args.out, render_table(report))
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import statistics
 import subprocess
@@ -65,3 +66,12 @@ def revision() -> dict[str, Any]:
         "commit": git("rev-parse", "HEAD") or None,
         "changed_files": changed.splitlines() if changed else [],
     }
+
+
+def write_report(report: dict[str, Any], out: Path, table: str) -> int:
+    """Write the JSON report, print the table, and return the exit status."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    print(table)
+    print(f"\nrun took {report['run_s']:.0f} s; JSON written to {out}")
+    return 0

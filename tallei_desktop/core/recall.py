@@ -8,21 +8,19 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from datetime import datetime
 
 from tallei_desktop.core.models import Memory, RecallItem, RecallMode
 
 __all__ = [
     "ACTIVITY_DECAY_DAYS",
-    "Candidate",
     "activity",
     "estimate_tokens",
-    "fill_budget",
     "hybrid_score",
     "normalise_bm25",
     "recency",
     "render",
+    "take_within_budget",
 ]
 
 #: The e-folding time of activity and recency, in days (DESIGN: "half-life-like constant of 21 days").
@@ -86,21 +84,17 @@ def hybrid_score(*, vector: float, bm25: float, activity_: float, semantic: bool
     return W_BM25_TEXT_ONLY * bm25 + W_ACTIVITY_TEXT_ONLY * activity_
 
 
-@dataclass(frozen=True, slots=True)
-class Candidate:
-    memory: Memory
-    score: float | None
+def take_within_budget(order: Iterable[tuple[int, int]], budget: int) -> list[int]:
+    """Keys of (key, token cost) pairs, taken in order while they fit.
 
-
-def fill_budget(candidates: Iterable[Candidate], budget: int) -> list[Candidate]:
-    """Take candidates in the given order while they fit; a too-large one is skipped, not a stop."""
-    taken: list[Candidate] = []
+    One that does not fit is skipped, not a stop, so a single long memory cannot starve the rest.
+    """
+    taken: list[int] = []
     left = budget
-    for c in candidates:
-        cost = estimate_tokens(c.memory.content)
-        if cost <= left:
-            taken.append(c)
-            left -= cost
+    for key, tokens in order:
+        if tokens <= left:
+            taken.append(int(key))
+            left -= tokens
     return taken
 
 

@@ -6,7 +6,6 @@ them to the pure scoring in :mod:`tallei_desktop.core.recall`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -65,17 +64,6 @@ def text_hits(
     return {int(rowid): float(score) for rowid, score in conn.execute(sql, (match, *params, k))}
 
 
-def _take(order: Iterable[tuple[int, int]], budget: int) -> list[int]:
-    """Rowids taken in order while their token costs fit; one that does not fit is skipped."""
-    taken: list[int] = []
-    left = budget
-    for rowid, tokens in order:
-        if tokens <= left:
-            taken.append(int(rowid))
-            left -= tokens
-    return taken
-
-
 def build_recall(
     conn: apsw.Connection,
     *,
@@ -98,7 +86,7 @@ def build_recall(
         "SELECT rowid, tokens FROM memories WHERE status = 'active' AND bucket = 'preference' "
         "ORDER BY pinned DESC, reference_count DESC, updated_at DESC, rowid DESC"
     ).fetchall()
-    pref_ids = _take(pref_order, budgets.preference)
+    pref_ids = r.take_within_budget(pref_order, budgets.preference)
     pref_hits = text_hits(conn, query, "m.status = 'active' AND m.bucket = 'preference'", (), BM25_K)
 
     # Long-term pool: active long-term, plus older events/notes and archived memories that match.
@@ -160,7 +148,7 @@ def build_recall(
         scores.update({row.rowid: round(score(row), 4) for row in pool})
         ranked = sorted(pool, key=lambda row: (row.memory.pinned, scores[row.rowid]), reverse=True)
         lt_order = [(row.rowid, r.estimate_tokens(row.memory.content)) for row in ranked]
-    lt_ids = _take(lt_order, budgets.long_term)
+    lt_ids = r.take_within_budget(lt_order, budgets.long_term)
 
     # Short-term: the recent window, newest first with a decay penalty, nudged by matching the query.
     # Candidates: the newest SHORT_TERM_RECENT_K plus any in-window text or vector match (a match can
@@ -188,7 +176,7 @@ def build_recall(
         match = max(st_bm25.get(rid, 0.0), vec.get(rid, 0.0))
         scores[rid] = round(r.recency(to_dt(at), now) + SHORT_TERM_MATCH_WEIGHT * match, 4)
     st_ranked = sorted(window, key=lambda rid: (scores[rid] or 0.0, rid), reverse=True)
-    st_ids = _take(((rid, window[rid][0]) for rid in st_ranked), budgets.short_term)
+    st_ids = r.take_within_budget(((rid, window[rid][0]) for rid in st_ranked), budgets.short_term)
 
     # Full rows, provenance and open conflicts, only for what is returned.
     chosen = [*pref_ids, *lt_ids, *st_ids]

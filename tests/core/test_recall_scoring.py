@@ -75,12 +75,12 @@ def test_bm25_normalisation_maps_best_hit_to_one() -> None:
     assert r.normalise_bm25({}) == {}
 
 
-def test_fill_budget_skips_what_does_not_fit_and_keeps_order() -> None:
-    items = [
-        r.Candidate(_memory("a" * 40), None),
-        r.Candidate(_memory("b" * 400), None),
-        r.Candidate(_memory("c" * 20), None),
+def test_budget_skips_what_does_not_fit_and_keeps_order() -> None:
+    costs = [
+        (1, r.estimate_tokens("a" * 40)),
+        (2, r.estimate_tokens("b" * 400)),
+        (3, r.estimate_tokens("c" * 20)),
     ]
-    taken = r.fill_budget(items, 20)
-    assert [c.memory.content[0] for c in taken] == ["a", "c"]
-    assert sum(r.estimate_tokens(c.memory.content) for c in taken) <= 20
+    assert r.take_within_budget(costs, 20) == [1, 3]
+    assert r.take_within_budget(costs, 200) == [1, 2, 3]
+    assert r.take_within_budget(costs, 0) == []

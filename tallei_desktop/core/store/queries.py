@@ -31,16 +31,28 @@ from tallei_desktop.core.models import (
 )
 
 __all__ = [
+    "CONFLICT_COLUMNS",
     "MEMORY_COLUMNS",
     "Row",
     "add_provenance",
+    "conflict_from",
+    "drop_vector",
+    "fetch_by_id",
+    "fetch_by_rowids",
+    "fetch_full",
+    "fetch_rows",
     "fts_query",
     "load_provenance",
+    "nearest",
     "new_id",
     "norm_hash",
     "row_from",
     "scalar",
+    "set_status",
+    "set_vector_bucket",
+    "status_counts",
     "to_dt",
+    "upsert_vector",
 ]
 
 MEMORY_COLUMNS = (
@@ -229,13 +241,6 @@ def set_vector_bucket(conn: apsw.Connection, rowid: int, bucket: Bucket) -> None
 def drop_vector(conn: apsw.Connection, rowid: int) -> None:
     conn.execute("DELETE FROM memory_vectors WHERE rowid = ?", (rowid,))
     _log_vector(conn, rowid)
-
-
-def vector_of(conn: apsw.Connection, rowid: int) -> np.ndarray | None:
-    row = conn.execute("SELECT embedding FROM memory_vectors WHERE rowid = ?", (rowid,)).fetchone()
-    if row is None:
-        return None
-    return np.frombuffer(row[0], dtype=np.float32)
 
 
 def nearest(

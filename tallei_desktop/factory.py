@@ -5,11 +5,7 @@ from __future__ import annotations
 import logging
 
 from tallei_desktop.config import Settings
-from tallei_desktop.core.embeddings import Embedder, FastEmbedEmbedder
-from tallei_desktop.core.keys import SecretStore
-from tallei_desktop.core.retrieval import Budgets
-from tallei_desktop.core.service import MemoryService
-from tallei_desktop.core.store.database import Database
+from tallei_desktop.core import Budgets, Database, Embedder, FastEmbedEmbedder, MemoryService, SecretStore
 
 __all__ = ["build_embedder", "build_secrets", "build_service"]
 

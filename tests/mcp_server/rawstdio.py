@@ -18,10 +18,22 @@ PROTOCOL_VERSION = "2025-06-18"
 
 
 class RawStdio:
-    def __init__(self, env: dict[str, str], stderr: IO[str], *, client_name: str = "claude-ai") -> None:
+    def __init__(
+        self,
+        env: dict[str, str],
+        stderr: IO[str],
+        *,
+        client_name: str = "claude-ai",
+        command: list[str] | None = None,
+    ) -> None:
+        """Start ``command`` (by default ``tallei-desktop mcp`` with nothing more)."""
         self.client_name = client_name
         self.proc = subprocess.Popen(
-            tallei_command("mcp"), env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr
+            command or tallei_command("mcp"),
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=stderr,
         )
         self.lines: queue.Queue[bytes] = queue.Queue()
         self.raw_stdout: list[bytes] = []

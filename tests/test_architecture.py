@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import os
+import subprocess
 import sys
 from importlib.metadata import packages_distributions
 from pathlib import Path
@@ -213,3 +214,30 @@ def test_a_real_mcp_process_never_loads_qt(tmp_path: Path, model_dir: Path) -> N
     assert {"tallei_desktop.mcp_server.tools", "tallei_desktop.core.service", "mcp", "onnxruntime"} <= loaded
     qt = sorted(m for m in loaded if m.split(".")[0] in QT)
     assert not qt, f"tallei-desktop mcp loaded {qt}"
+
+
+def test_the_core_door_and_the_mcp_command_start_without_heavy_imports() -> None:
+    """``tallei-desktop mcp`` answers its client before the store and the SDK are loaded: importing the
+    door, the CLI and the command's entry module must not pull in numpy, apsw, keys or the SDK."""
+    heavy = ("numpy", "apsw", "sqlite_vec", "keyring", "cryptography", "fastembed", "pydantic", "anyio", *MCP)
+    code = (
+        "import sys, tallei_desktop.core, tallei_desktop.cli, tallei_desktop.mcp_server.entry\n"
+        "from tallei_desktop.core import KnownError, Memory\n"
+        f"print(' '.join(sorted({{m.split('.')[0] for m in sys.modules}} & {set(heavy)!r})))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == []
+
+
+def test_a_lazy_name_of_the_door_is_the_inner_modules_object() -> None:
+    code = (
+        "import sys, tallei_desktop.core as core\n"
+        "assert 'numpy' not in sys.modules\n"
+        "from tallei_desktop.core.service import MemoryService\n"
+        "assert core.MemoryService is MemoryService and 'MemoryService' in dir(core)\n"
+        "try:\n    core.NoSuchName\nexcept AttributeError as e:\n    print(e)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "has no attribute 'NoSuchName'" in done.stdout

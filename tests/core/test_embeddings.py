@@ -288,8 +288,8 @@ def test_without_folder_or_download_the_model_is_unavailable_and_logged_in_one_l
     assert [(r.getMessage(), r.exc_info) for r in warnings] == [(message, None)]
 
 
-def test_failed_download_says_so_and_how_to_work_offline(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+def test_failed_download_says_so_and_how_to_work_offline_in_one_log_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     import fastembed
 
@@ -301,13 +301,16 @@ def test_failed_download_says_so_and_how_to_work_offline(
     monkeypatch.setattr(fastembed, "TextEmbedding", Unreachable)
     downloading = FastEmbedEmbedder(cache_dir=tmp_path / "cache", allow_download=True)
 
-    with pytest.raises(ModelUnavailable) as caught:
+    with caplog.at_level(logging.INFO), pytest.raises(ModelUnavailable) as caught:
         downloading.load()
 
     message = str(caught.value)
     assert "could not be downloaded" in message
     assert "choose a" in message and "TALLEI_" not in message
     assert _one_plain_sentence(message)
+    warnings = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert [(r.getMessage(), r.exc_info) for r in warnings] == [(message, None)]
+    assert downloading.status.state is ModelState.UNAVAILABLE
 
 
 def test_unknown_model_name_is_unavailable(model_dir: Path) -> None:

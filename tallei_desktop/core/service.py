@@ -38,8 +38,7 @@ from tallei_desktop.core.models import (
     StoreStatus,
     bucket_for,
 )
-from tallei_desktop.core.recall import normalise_bm25
-from tallei_desktop.core.retrieval import Budgets, build_recall, text_hits
+from tallei_desktop.core.retrieval import Budgets, build_recall, build_search
 from tallei_desktop.core.store import Connection
 from tallei_desktop.core.store import conflicts as sc
 from tallei_desktop.core.store import events as se
@@ -218,7 +217,7 @@ class MemoryService:
         vector = self._query_vector(text)
         now = self.now()
         with self.db.read() as conn:
-            generation = int(q.scalar(conn, "SELECT value FROM meta WHERE key = 'generation'"))
+            generation = sm.generation(conn)
             if vector is not None:
                 self._vectors.sync(conn)
             build = build_recall(
@@ -252,37 +251,21 @@ class MemoryService:
             raise InvalidInput("The limit must be between 1 and 100.")
         type_set = {v.parse_type(t) for t in types} if types else None
         bucket_set = {v.parse_bucket(b) for b in buckets} if buckets else None
-        statuses = "'active', 'archived'" if include_archived else "'active'"
         vector = self._query_vector(text)
         with self.db.read() as conn:
-            raw_bm25 = text_hits(conn, text, f"m.status IN ({statuses})", (), max(limit * 3, 30))
-            vec: dict[int, float] = {}
             if vector is not None:
                 self._vectors.sync(conn)
-                vec = dict(self._vectors.search(vector, max(limit * 3, 30)))
-            bm25 = normalise_bm25(raw_bm25)
-            rows = q.fetch_by_rowids(conn, sorted(set(vec) | set(bm25)))
-            hits = []
-            for rowid, row in rows.items():
-                m = row.memory
-                if m.status not in (MemoryStatus.ACTIVE, MemoryStatus.ARCHIVED):
-                    continue
-                if m.status is MemoryStatus.ARCHIVED and not include_archived:
-                    continue
-                if (type_set and m.type not in type_set) or (bucket_set and m.bucket not in bucket_set):
-                    continue
-                similarity = max(0.0, vec.get(rowid, 0.0))
-                score = (
-                    0.6 * similarity + 0.4 * bm25.get(rowid, 0.0)
-                    if vector is not None
-                    else bm25.get(rowid, 0.0)
-                )
-                if rowid in bm25 or similarity >= 0.3:
-                    hits.append((score, row))
-            hits.sort(key=lambda h: h[0], reverse=True)
-            top = q.load_provenance(conn, (row for _, row in hits[:limit]))
-        scores = {row.rowid: s for s, row in hits[:limit]}
-        return [SearchHit(row.memory, round(scores[row.rowid], 4)) for row in top]
+            found = build_search(
+                conn,
+                query=text,
+                query_vector=vector,
+                vectors=self._vectors,
+                limit=limit,
+                types=type_set,
+                buckets=bucket_set,
+                include_archived=include_archived,
+            )
+        return [SearchHit(row.memory, round(score, 4)) for row, score in found]
 
     # -- listing and editing ---------------------------------------------------------------------
 

@@ -3,20 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import apsw
 
 from tallei_desktop.core.errors import InvalidInput, NotFound
 from tallei_desktop.core.models import Conflict, ConflictResolution, EventKind, MemoryStatus
+from tallei_desktop.core.recall import OpenConflict
 from tallei_desktop.core.store import queries as q
 from tallei_desktop.core.store.database import bump_generation
 from tallei_desktop.core.store.events import record_event
 from tallei_desktop.core.store.memories import insert_memory
 
 __all__ = [
-    "OpenConflict",
     "list_conflicts",
     "open_conflict",
     "open_conflict_count",
@@ -24,15 +23,6 @@ __all__ = [
     "resolve_conflict",
     "resolve_conflicts_of",
 ]
-
-
-@dataclass(frozen=True, slots=True)
-class OpenConflict:
-    """An open conflict as recall shows it beside one of its memories."""
-
-    conflict_id: str
-    other_id: str
-    other_platform: str
 
 
 def open_conflict(

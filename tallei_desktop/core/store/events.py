@@ -85,10 +85,12 @@ def read_changes(conn: apsw.Connection, seq: int, limit: int) -> ChangeBatch:
 
 
 def prune_events(
-    conn: apsw.Connection, now: float, *, keep_days: float = KEEP_EVENT_DAYS, keep: int = KEEP_EVENTS
+    conn: apsw.Connection, now: float, *, keep_days: float | None = None, keep: int | None = None
 ) -> int:
-    """Drop events older than ``keep_days`` that are also beyond the newest ``keep``; returns how many."""
-    cutoff = now - keep_days * _DAY
+    """Drop events older than ``keep_days`` that are also beyond the newest ``keep`` (by default
+    KEEP_EVENT_DAYS and KEEP_EVENTS); returns how many."""
+    keep = KEEP_EVENTS if keep is None else keep
+    cutoff = now - (KEEP_EVENT_DAYS if keep_days is None else keep_days) * _DAY
     deleted = conn.execute(
         "DELETE FROM events WHERE at < ? AND seq <= (SELECT max(seq) FROM events) - ? RETURNING seq",
         (cutoff, keep),

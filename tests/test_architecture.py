@@ -64,3 +64,14 @@ def test_only_keys_imports_keyring_and_only_config_reads_the_environment() -> No
             assert rel == "core/keys.py", f"{rel} imports keyring"
         if "os.environ" in text or "os.getenv" in text:
             assert rel == "config.py", f"{rel} reads the environment"
+
+
+def test_only_the_store_imports_apsw() -> None:
+    """The store owns every SQL statement; the rest of the program only passes its connection on."""
+    offenders = [
+        path.relative_to(PACKAGE).as_posix()
+        for path in PACKAGE.rglob("*.py")
+        if any(name == "apsw" or name.startswith("apsw.") for name in _imports(path))
+        and not path.relative_to(PACKAGE).as_posix().startswith("core/store/")
+    ]
+    assert not offenders, f"apsw imported outside core/store/: {offenders}"

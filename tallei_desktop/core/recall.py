@@ -371,17 +371,16 @@ def assemble_recall(
 def search_score(*, similarity: float, bm25: float, text_hit: bool, semantic: bool) -> float | None:
     """A search hit's score, or None when the memory is no hit.
 
-    semantic on:  0.6 * clip(similarity, 0, 1) + 0.4 * bm25
-    semantic off: bm25
-    ``bm25`` is normalised (best text hit = 1, 0 for none). A memory is a hit when it is a text hit or
-    its similarity is at least 0.3.
+    semantic on:  0.6 * clip(similarity, 0, 1) + 0.4 * bm25, for text hits and similarity >= 0.3
+    semantic off: bm25, for text hits only
+    ``bm25`` is normalised (best text hit = 1, 0 for none).
     """
+    if not semantic:
+        return bm25 if text_hit else None
     sim = max(0.0, min(1.0, similarity))
     if not text_hit and sim < SEARCH_MIN_SIMILARITY:
         return None
-    if semantic:
-        return SEARCH_W_VECTOR * sim + SEARCH_W_BM25 * bm25
-    return bm25
+    return SEARCH_W_VECTOR * sim + SEARCH_W_BM25 * bm25
 
 
 def rank_search(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -75,3 +76,15 @@ def test_only_the_store_imports_apsw() -> None:
         and not path.relative_to(PACKAGE).as_posix().startswith("core/store/")
     ]
     assert not offenders, f"apsw imported outside core/store/: {offenders}"
+
+
+def test_no_sql_outside_the_store() -> None:
+    sql = re.compile(r"\b(SELECT .+ FROM|INSERT INTO|UPDATE \w+ SET|DELETE FROM)\b", re.IGNORECASE)
+    offenders = [
+        f"{path.relative_to(PACKAGE).as_posix()}:{node.lineno}"
+        for path in PACKAGE.rglob("*.py")
+        if not path.relative_to(PACKAGE).as_posix().startswith("core/store/")
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and sql.search(node.value)
+    ]
+    assert not offenders, f"SQL outside core/store/: {offenders}"

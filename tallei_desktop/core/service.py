@@ -272,7 +272,7 @@ class MemoryService:
     def get(self, memory_id: str) -> Memory:
         mid = v.clean_id(memory_id)
         with self.db.read() as conn:
-            return q.load_provenance(conn, [sm.existing(conn, mid)])[0].memory
+            return q.load_provenance(conn, [_existing(conn, mid)])[0].memory
 
     def list(
         self,
@@ -306,8 +306,8 @@ class MemoryService:
         mid = v.clean_id(memory_id)
         now = self.now().timestamp()
         with self.db.write() as conn:
-            apply(conn, sm.existing(conn, mid), now)
-            return q.load_provenance(conn, [sm.existing(conn, mid)])[0].memory
+            apply(conn, _existing(conn, mid), now)
+            return q.load_provenance(conn, [_existing(conn, mid)])[0].memory
 
     def update(
         self,
@@ -365,7 +365,7 @@ class MemoryService:
         mid = v.clean_id(memory_id)
         now = self.now().timestamp()
         with self.db.write() as conn:
-            sm.purge_memory(conn, sm.existing(conn, mid), now)
+            sm.purge_memory(conn, _existing(conn, mid), now)
 
     # -- conflicts ---------------------------------------------------------------------------------
 
@@ -532,3 +532,7 @@ class MemoryService:
             near.sort(key=lambda pair: pair[1], reverse=True)
             out.append(near[: lifecycle.NEIGHBOURS_K])
         return out
+
+
+def _existing(conn: Connection, memory_id: str) -> q.Row:
+    return sm.existing(conn, memory_id)

@@ -31,16 +31,22 @@ from tallei_desktop.core.models import (
     Conflict,
     ConflictResolution,
     Memory,
+    MemoryFilter,
+    MemoryHistory,
+    MemoryPage,
     MemoryStatus,
     MemoryType,
+    PlatformUsage,
     RecallResult,
     SaveResult,
     SearchHit,
+    SortKey,
     StoreStatus,
     bucket_for,
 )
 from tallei_desktop.core.recall import normalise_bm25
 from tallei_desktop.core.retrieval import Budgets, build_recall, text_hits
+from tallei_desktop.core.store import listing
 from tallei_desktop.core.store import queries as q
 from tallei_desktop.core.store.database import Database, bump_generation
 from tallei_desktop.core.store.vector_index import VectorIndex, trim_log
@@ -61,6 +67,10 @@ CACHE_TTL_S = 300.0
 #: Memories embedded per background round; small batches keep the ONNX runtime's buffers small.
 EMBED_BATCH = 16
 MAX_OFFSET = 1_000_000_000
+#: Largest page ``list_page`` returns.
+MAX_PAGE = 1_000
+#: ``MemoryFilter()``: active memories of every kind (a frozen value, shared safely).
+DEFAULT_FILTER = MemoryFilter()
 #: How long a recall waits for a model that is still loading before answering without it.
 MODEL_WAIT_S = 5.0
 MAINTENANCE_EVERY_S = 3_600.0
@@ -668,6 +678,104 @@ class MemoryService:
             near.sort(key=lambda pair: pair[1], reverse=True)
             out.append(near[: lifecycle.NEIGHBOURS_K])
         return out
+
+    # -- table view: listing, history, platform usage --------------------------------------------
+
+    def list_page(
+        self,
+        filter: MemoryFilter = DEFAULT_FILTER,
+        *,
+        sort: SortKey = SortKey.UPDATED,
+        descending: bool = True,
+        limit: int = 100,
+        offset: int = 0,
+        after: str | None = None,
+    ) -> MemoryPage:
+        """One page of the memories matching ``filter``, in ``sort`` order (ties: oldest row first
+        ascending, newest first descending), with the total count and a keyset cursor.
+
+        Page by ``offset``, or pass the previous page's ``next_cursor`` as ``after`` (not both): a
+        cursor stays correct while memories are added or removed. Raises :class:`InvalidInput` for
+        a limit outside 1..1000, a bad offset, a cursor from another order, or a malformed filter.
+        """
+        f = _clean_filter(filter)
+        order = _parse_sort(sort)
+        if type(descending) is not bool:
+            raise InvalidInput("descending must be true or false.")
+        if type(limit) is not int or not 1 <= limit <= MAX_PAGE:
+            raise InvalidInput(f"The page size must be between 1 and {MAX_PAGE:,}.")
+        if type(offset) is not int or not 0 <= offset <= MAX_OFFSET:
+            raise InvalidInput(f"The offset must be between 0 and {MAX_OFFSET:,}.")
+        cursor = listing.decode_cursor(after, order, descending) if after is not None else None
+        if cursor is not None and offset:
+            raise InvalidInput("Give an offset or a page cursor, not both.")
+        with self.db.read() as conn:
+            memories, next_at = listing.list_page(
+                conn, f, sort=order, descending=descending, limit=limit, offset=offset, after=cursor
+            )
+            total = listing.count(conn, f)
+        return MemoryPage(
+            memories=tuple(memories),
+            total=total,
+            next_cursor=listing.encode_cursor(next_at) if next_at is not None else None,
+        )
+
+    def count(self, filter: MemoryFilter = DEFAULT_FILTER) -> int:
+        """How many memories match ``filter``."""
+        f = _clean_filter(filter)
+        with self.db.read() as conn:
+            return listing.count(conn, f)
+
+    def history(self, memory_id: str) -> MemoryHistory:
+        """A memory with its provenance, what it replaced or absorbed, what replaced it, its conflicts.
+
+        Follows ``superseded_by`` links: a memory replaced by a conflict's resolution shows that in
+        ``conflicts``.
+        """
+        mid = v.clean_id(memory_id)
+        with self.db.read() as conn:
+            return listing.history(conn, mid)
+
+    def platform_usage(self) -> builtins.list[PlatformUsage]:
+        """Every platform that ever saved, confirmed or edited a memory: how many active memories
+        it is part of (the count a ``platforms`` filter gives) and when it was last seen, latest first."""
+        with self.db.read() as conn:
+            return listing.platform_usage(conn)
+
+
+def _parse_sort(sort: object) -> SortKey:
+    try:
+        return SortKey(str(sort))
+    except ValueError:
+        names = ", ".join(k.value for k in SortKey)
+        raise InvalidInput(f"Unknown sort {str(sort)[:40]!r}; use one of: {names}.") from None
+
+
+def _parse_status(value: object) -> MemoryStatus:
+    try:
+        return MemoryStatus(str(value).strip().lower())
+    except ValueError:
+        names = ", ".join(s.value for s in MemoryStatus)
+        raise InvalidInput(f"Unknown status {str(value)[:40]!r}; use one of: {names}.") from None
+
+
+def _clean_filter(f: object) -> MemoryFilter:
+    """``f`` with every value checked and normalised (names as the store keeps them)."""
+    if not isinstance(f, MemoryFilter):
+        raise InvalidInput("The filter must be a MemoryFilter.")
+    sets = (f.buckets, f.types, f.platforms, f.statuses)
+    if not all(isinstance(s, (frozenset, set, tuple, builtins.list)) for s in sets):
+        raise InvalidInput("Filter buckets, types, platforms and statuses must be sets of names.")
+    if f.pinned is not None and type(f.pinned) is not bool:
+        raise InvalidInput("The pinned filter must be true, false or none.")
+    return MemoryFilter(
+        buckets=frozenset(v.parse_bucket(b) for b in f.buckets),
+        types=frozenset(v.parse_type(t) for t in f.types),
+        platforms=frozenset(v.clean_platform(p) for p in f.platforms),
+        statuses=frozenset(_parse_status(s) for s in f.statuses),
+        pinned=f.pinned,
+        text=v.clean_query(f.text),
+    )
 
 
 def _existing(conn: apsw.Connection, memory_id: str) -> q.Row:

@@ -62,6 +62,8 @@ _SORT_SQL: dict[SortKey, str] = {
 _RAW_SQL: dict[SortKey, str] = {**_SORT_SQL, SortKey.CONTENT: "m.content"}
 _FLOAT_KEYS = frozenset({SortKey.UPDATED, SortKey.CREATED, SortKey.OCCURRED, SortKey.LAST_USED})
 _INT_KEYS = frozenset({SortKey.REFERENCES, SortKey.PINNED})
+#: Orders an index serves (migration 4); the others read the matching rows and sort them.
+_INDEXED_KEYS = frozenset({SortKey.UPDATED})
 
 SortValue = float | int | str | None
 
@@ -144,12 +146,17 @@ def _in(column: str, values: Sequence[str]) -> str:
     return f"{column} IN ({','.join('?' * len(values))})"
 
 
-def _where(f: MemoryFilter) -> tuple[list[str], list[object]]:
-    """SQL conditions over alias ``m`` for an already validated filter."""
+def _where(f: MemoryFilter, *, ordered_by_index: bool = False) -> tuple[list[str], list[object]]:
+    """SQL conditions over alias ``m`` for an already validated filter.
+
+    ``ordered_by_index`` writes the status test as ``+m.status``: without table statistics SQLite
+    takes any equality on an indexed column to be selective and would read every active memory
+    through a status index and sort them, rather than walk ``memories_updated`` and stop at a page.
+    """
     where: list[str] = []
     params: list[object] = []
     for column, values in (
-        ("m.status", f.statuses),
+        ("+m.status" if ordered_by_index else "m.status", f.statuses),
         ("m.bucket", f.buckets),
         ("m.type", f.types),
     ):
@@ -208,7 +215,7 @@ def list_page(
     after: Cursor | None,
 ) -> tuple[list[Memory], Cursor | None]:
     """One page of memories matching ``f`` (with provenance), and the cursor after it (None at the end)."""
-    where, params = _where(f)
+    where, params = _where(f, ordered_by_index=sort in _INDEXED_KEYS)
     if after is not None:
         condition, extra = _after(after)
         where.append(condition)

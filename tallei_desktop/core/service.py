@@ -752,8 +752,11 @@ def _parse_sort(sort: object) -> SortKey:
 
 
 def _parse_status(value: object) -> MemoryStatus:
+    name = str(value).strip().lower()
+    if name == "forgotten":  # what the person sees the deleted status called
+        return MemoryStatus.DELETED
     try:
-        return MemoryStatus(str(value).strip().lower())
+        return MemoryStatus(name)
     except ValueError:
         names = ", ".join(s.value for s in MemoryStatus)
         raise InvalidInput(f"Unknown status {str(value)[:40]!r}; use one of: {names}.") from None

@@ -317,6 +317,10 @@ def test_filters_accept_names_as_well_as_enum_members(service: MemoryService) ->
         statuses=frozenset({"active"}),  # type: ignore[arg-type]
     )
     assert service.count(loose) == 1
+    forgotten = service.save("Remove me", type="note").id
+    service.forget(forgotten)
+    by_alias = service.list_page(MemoryFilter(statuses=frozenset({"forgotten"})))  # type: ignore[arg-type]
+    assert [m.id for m in by_alias.memories] == [forgotten]
 
 
 def _one_line_invalid(call: object) -> str:
@@ -343,6 +347,10 @@ def test_bad_listing_input_is_a_one_line_invalid_input(service: MemoryService) -
         "offset huge": lambda: service.list_page(offset=10**12),
         "offset and cursor": lambda: service.list_page(limit=1, offset=1, after=cursor),
         "garbage cursor": lambda: service.list_page(after="not a cursor!"),
+        "deeply nested cursor": lambda: service.list_page(
+            after=base64.urlsafe_b64encode(b"[" * 40_000).decode().rstrip("=")
+        ),
+        "non-ASCII cursor": lambda: service.list_page(after="é" * 8),
         "empty cursor": lambda: service.list_page(after=""),
         "forged cursor": lambda: service.list_page(after=forged),
         "other sort": lambda: service.list_page(sort=SortKey.CREATED, after=cursor),

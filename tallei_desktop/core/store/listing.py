@@ -99,7 +99,7 @@ def decode_cursor(text: str, sort: SortKey, descending: bool) -> Cursor:
         raw = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
         version, key, desc, value, rowid = json.loads(raw.decode("utf-8"))
         parsed = Cursor(SortKey(key), desc, value, rowid)
-    except (binascii.Error, UnicodeDecodeError, ValueError, TypeError):
+    except (binascii.Error, UnicodeDecodeError, ValueError, TypeError, RecursionError):
         raise InvalidInput(_BAD_CURSOR) from None
     if version != _CURSOR_VERSION or not _well_typed(parsed):
         raise InvalidInput(_BAD_CURSOR)
@@ -257,11 +257,11 @@ def history(conn: apsw.Connection, memory_id: str) -> MemoryHistory:
     replaced = _memories(
         conn,
         """
-        WITH RECURSIVE chain (id, depth) AS (
-            SELECT ?, 0
+        WITH RECURSIVE chain (id) AS (
+            SELECT ?
             UNION
-            SELECT m.id, chain.depth + 1 FROM memories m JOIN chain ON m.superseded_by = chain.id
-            WHERE m.status = 'superseded' AND chain.depth < 10000
+            SELECT m.id FROM memories m JOIN chain ON m.superseded_by = chain.id
+            WHERE m.status = 'superseded'
         )
         SELECT m.rowid FROM memories m WHERE m.id IN (SELECT id FROM chain) AND m.id != ?
         ORDER BY m.created_at DESC, m.rowid DESC

@@ -30,6 +30,7 @@ from tallei_desktop.core.models import (
     SortKey,
 )
 from tallei_desktop.core.service import MemoryService
+from tallei_desktop.core.store import listing
 from tests.core.conftest import Clock, ServiceFactory
 
 PLATFORMS = ("claude", "chatgpt", "cursor", "gemini")
@@ -473,3 +474,25 @@ def test_platform_usage_agrees_with_the_platform_filter_on_a_varied_store(corpus
             p.at for m in corpus.memories for p in m.provenance if p.platform == u.platform
         )
     assert [u.last_seen for u in usage] == sorted((u.last_seen for u in usage), reverse=True)
+
+
+@pytest.mark.parametrize("descending", [True, False])
+@pytest.mark.parametrize(
+    "f",
+    [
+        MemoryFilter(),
+        MemoryFilter(statuses=frozenset({MemoryStatus.DELETED})),
+        MemoryFilter(statuses=frozenset()),
+    ],
+)
+def test_pages_in_the_default_order_are_read_from_its_index_without_sorting(
+    service: MemoryService, f: MemoryFilter, descending: bool
+) -> None:
+    cursors = [None, listing.Cursor(SortKey.UPDATED, descending, 1.8e9, 42)]
+    with service.db.read() as conn:
+        for cursor in cursors:
+            sql, params = listing.page_sql(f, sort=SortKey.UPDATED, descending=descending, after=cursor)
+            plan = " | ".join(
+                str(r[-1]) for r in conn.execute("EXPLAIN QUERY PLAN " + sql, (*params, 101, 0))
+            )
+            assert "memories_updated" in plan and "TEMP B-TREE" not in plan, plan

@@ -37,6 +37,7 @@ __all__ = [
     "encode_cursor",
     "history",
     "list_page",
+    "page_sql",
     "platform_usage",
     "text_match",
 ]
@@ -204,17 +205,13 @@ def count(conn: apsw.Connection, f: MemoryFilter) -> int:
     return int(q.scalar(conn, f"SELECT count(*) FROM memories m {clause}", params))
 
 
-def list_page(
-    conn: apsw.Connection,
-    f: MemoryFilter,
-    *,
-    sort: SortKey,
-    descending: bool,
-    limit: int,
-    offset: int,
-    after: Cursor | None,
-) -> tuple[list[Memory], Cursor | None]:
-    """One page of memories matching ``f`` (with provenance), and the cursor after it (None at the end)."""
+def page_sql(
+    f: MemoryFilter, *, sort: SortKey, descending: bool, after: Cursor | None
+) -> tuple[str, list[object]]:
+    """The query for a page and its parameters, but for the last two: LIMIT and OFFSET.
+
+    It selects :data:`queries.MEMORY_COLUMNS` and then the raw sort value.
+    """
     where, params = _where(f, ordered_by_index=sort in _INDEXED_KEYS)
     if after is not None:
         condition, extra = _after(after)
@@ -226,6 +223,21 @@ def list_page(
         f"SELECT {q.MEMORY_COLUMNS}, {_RAW_SQL[sort]} FROM memories m {clause} "
         f"ORDER BY {_SORT_SQL[sort]} {direction}, m.rowid {direction} LIMIT ? OFFSET ?"
     )
+    return sql, params
+
+
+def list_page(
+    conn: apsw.Connection,
+    f: MemoryFilter,
+    *,
+    sort: SortKey,
+    descending: bool,
+    limit: int,
+    offset: int,
+    after: Cursor | None,
+) -> tuple[list[Memory], Cursor | None]:
+    """One page of memories matching ``f`` (with provenance), and the cursor after it (None at the end)."""
+    sql, params = page_sql(f, sort=sort, descending=descending, after=after)
     fetched = list(conn.execute(sql, (*params, limit + 1, offset)))
     more = len(fetched) > limit
     fetched = fetched[:limit]

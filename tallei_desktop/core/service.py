@@ -698,8 +698,8 @@ class MemoryService:
         cursor stays correct while memories are added or removed. Raises :class:`InvalidInput` for
         a limit outside 1..1000, a bad offset, a cursor from another order, or a malformed filter.
         """
-        f = _clean_filter(filter)
-        order = _parse_sort(sort)
+        f = v.clean_filter(filter)
+        order = v.parse_sort(sort)
         if type(descending) is not bool:
             raise InvalidInput("descending must be true or false.")
         if type(limit) is not int or not 1 <= limit <= MAX_PAGE:
@@ -722,7 +722,7 @@ class MemoryService:
 
     def count(self, filter: MemoryFilter = DEFAULT_FILTER) -> int:
         """How many memories match ``filter``."""
-        f = _clean_filter(filter)
+        f = v.clean_filter(filter)
         with self.db.read() as conn:
             return listing.count(conn, f)
 
@@ -741,44 +741,6 @@ class MemoryService:
         it is part of (the count a ``platforms`` filter gives) and when it was last seen, latest first."""
         with self.db.read() as conn:
             return listing.platform_usage(conn)
-
-
-def _parse_sort(sort: object) -> SortKey:
-    try:
-        return SortKey(str(sort))
-    except ValueError:
-        names = ", ".join(k.value for k in SortKey)
-        raise InvalidInput(f"Unknown sort {str(sort)[:40]!r}; use one of: {names}.") from None
-
-
-def _parse_status(value: object) -> MemoryStatus:
-    name = str(value).strip().lower()
-    if name == "forgotten":  # what the person sees the deleted status called
-        return MemoryStatus.DELETED
-    try:
-        return MemoryStatus(name)
-    except ValueError:
-        names = ", ".join(s.value for s in MemoryStatus)
-        raise InvalidInput(f"Unknown status {str(value)[:40]!r}; use one of: {names}.") from None
-
-
-def _clean_filter(f: object) -> MemoryFilter:
-    """``f`` with every value checked and normalised (names as the store keeps them)."""
-    if not isinstance(f, MemoryFilter):
-        raise InvalidInput("The filter must be a MemoryFilter.")
-    sets = (f.buckets, f.types, f.platforms, f.statuses)
-    if not all(isinstance(s, (frozenset, set, tuple, builtins.list)) for s in sets):
-        raise InvalidInput("Filter buckets, types, platforms and statuses must be sets of names.")
-    if f.pinned is not None and type(f.pinned) is not bool:
-        raise InvalidInput("The pinned filter must be true, false or none.")
-    return MemoryFilter(
-        buckets=frozenset(v.parse_bucket(b) for b in f.buckets),
-        types=frozenset(v.parse_type(t) for t in f.types),
-        platforms=frozenset(v.clean_platform(p) for p in f.platforms),
-        statuses=frozenset(_parse_status(s) for s in f.statuses),
-        pinned=f.pinned,
-        text=v.clean_query(f.text),
-    )
 
 
 def _existing(conn: apsw.Connection, memory_id: str) -> q.Row:

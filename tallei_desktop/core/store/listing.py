@@ -63,7 +63,7 @@ _SORT_SQL: dict[SortKey, str] = {
 _RAW_SQL: dict[SortKey, str] = {**_SORT_SQL, SortKey.CONTENT: "m.content"}
 _FLOAT_KEYS = frozenset({SortKey.UPDATED, SortKey.CREATED, SortKey.OCCURRED, SortKey.LAST_USED})
 _INT_KEYS = frozenset({SortKey.REFERENCES, SortKey.PINNED})
-#: Orders an index serves (migration 4); the others read the matching rows and sort them.
+#: Orders an index serves ("listing order index" migration); the others read the matching rows and sort them.
 _INDEXED_KEYS = frozenset({SortKey.UPDATED})
 
 SortValue = float | int | str | None

@@ -103,9 +103,7 @@ def build(service: MemoryService, conv: Conversation, fmt: str, now: datetime) -
     t0 = time.perf_counter()
     for turn in conv.turns:
         saved[turn.dia_id] = [
-            service.save(
-                text, type=None, platform=PLATFORM, pinned=False, occurred_at=turn.at + shift
-            ).id
+            service.save(text, type=None, platform=PLATFORM, pinned=False, occurred_at=turn.at + shift).id
             for text in memory_texts(turn, fmt)
         ]
     save_s = time.perf_counter() - t0
@@ -119,7 +117,9 @@ def build(service: MemoryService, conv: Conversation, fmt: str, now: datetime) -
         dia_id: [r for r in (resolve_memory(service, mid) for mid in ids) if r is not None]
         for dia_id, ids in saved.items()
     }
-    lost = sum(1 for ids, kept in zip(saved.values(), turn_memories.values(), strict=True) if len(kept) < len(ids))
+    lost = sum(
+        1 for ids, kept in zip(saved.values(), turn_memories.values(), strict=True) if len(kept) < len(ids)
+    )
     return {
         "turn_memories": turn_memories,
         "pieces": {dia_id: len(ids) for dia_id, ids in saved.items()},
@@ -135,7 +135,9 @@ def build(service: MemoryService, conv: Conversation, fmt: str, now: datetime) -
     }
 
 
-def ask(service: MemoryService, conv: Conversation, built: dict[str, Any], limit: int | None) -> list[QuestionResult]:
+def ask(
+    service: MemoryService, conv: Conversation, built: dict[str, Any], limit: int | None
+) -> list[QuestionResult]:
     turn_memories: dict[str, list[tuple[str, str]]] = built["turn_memories"]
     pieces: dict[str, int] = built["pieces"]
     results = []
@@ -196,9 +198,25 @@ def aggregate(results: Sequence[QuestionResult]) -> dict[str, Any]:
 
 
 def render_table(fmt: str, report: dict[str, Any]) -> str:
-    header = ["questions", "n", "in context", "all in ctx", "tokens", "R@5", "R@10", "recall p50", "search p50"]
+    header = [
+        "questions",
+        "n",
+        "in context",
+        "all in ctx",
+        "tokens",
+        "R@5",
+        "R@10",
+        "recall p50",
+        "search p50",
+    ]
     rows = []
-    groups = [*((name, report["by_category"][name]) for name in CATEGORIES.values() if name in report["by_category"])]
+    groups = [
+        *(
+            (name, report["by_category"][name])
+            for name in CATEGORIES.values()
+            if name in report["by_category"]
+        )
+    ]
     groups += [(f"conv {cid}", figures) for cid, figures in report["by_conversation"].items()]
     groups.append(("overall", report["overall"]))
     for name, g in groups:
@@ -239,7 +257,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--format", choices=FORMATS, default="dated", help="how a turn becomes memory text")
     parser.add_argument("--conversations", type=int, help="only the first N conversations")
     parser.add_argument("--limit-questions", type=int, help="only the first N questions of each conversation")
-    parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help=f"the LoCoMo JSON (default {DEFAULT_DATA})")
+    parser.add_argument(
+        "--data", type=Path, default=DEFAULT_DATA, help=f"the LoCoMo JSON (default {DEFAULT_DATA})"
+    )
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"JSON output (default {DEFAULT_OUT})")
     parser.add_argument(
         "--model-dir",
@@ -247,7 +267,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="the ONNX model folder (default: TALLEI_MODEL_DIR or TALLEI_TEST_MODEL_DIR, "
         "else ../shared/models/all-MiniLM-L6-v2-onnx beside the repository)",
     )
-    parser.add_argument("--workdir", type=Path, help="where to build the stores (default: a temporary folder)")
+    parser.add_argument(
+        "--workdir", type=Path, help="where to build the stores (default: a temporary folder)"
+    )
     return parser.parse_args(argv)
 
 

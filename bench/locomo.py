@@ -93,7 +93,14 @@ def _conversation(sample: dict[str, Any]) -> Conversation:
         for i, raw in enumerate(conv[key]):
             # One second apart keeps the turns of a session in their order.
             turns.append(
-                Turn(str(raw["dia_id"]), str(raw["speaker"]), _turn_text(raw), number, at + timedelta(seconds=i), label)
+                Turn(
+                    str(raw["dia_id"]),
+                    str(raw["speaker"]),
+                    _turn_text(raw),
+                    number,
+                    at + timedelta(seconds=i),
+                    label,
+                )
             )
     questions = tuple(
         Question(

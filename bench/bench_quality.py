@@ -13,7 +13,7 @@ session's time, shifted so that the last session ends now. Then the background w
 dedup, supersede, conflicts) is drained, and for every question (categories 1-4) it records:
 
 * evidence in context: the share of the question's evidence turns whose memory text appears in the
-  block ``recall_memories`` returns (a turn saved as several sentences counts by the share of its
+  block ``recall_memories`` returns (as one of its items) (a turn saved as several sentences counts by the share of its
   sentences that appear; a turn merged into an earlier near-duplicate counts as that memory);
 * tokens returned: ``ceil(chars / 4)`` of that block;
 * search R@5 and R@10: the share of evidence turns among the first 5 and 10 hits of
@@ -156,8 +156,12 @@ def ask(
         def found(dia_id: str, k: int, hit_ids: list[str] = hit_ids) -> bool:
             return any(mid in hit_ids[:k] for mid, _ in turn_memories[dia_id])
 
+        # Text alone could match inside a longer memory ("Thanks!" in "Thanks! See you"), so the
+        # memory must also be one of the items the block was rendered from.
+        shown = {item.memory.id for item in recalled.items}
         in_context = statistics.fmean(
-            sum(content in block for _, content in turn_memories[e]) / pieces[e] for e in evidence
+            sum(mid in shown and content in block for mid, content in turn_memories[e]) / pieces[e]
+            for e in evidence
         )
         results.append(
             QuestionResult(

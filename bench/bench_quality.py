@@ -131,6 +131,8 @@ def build(service: MemoryService, conv: Conversation, fmt: str, now: datetime) -
             "active_per_bucket": status.counts,
             "open_conflicts": status.open_conflicts,
             "turns_with_a_memory_superseded_or_gone": lost,
+            # Their evidence names no turn of the conversation, so there is nothing to look for.
+            "questions_skipped": sum(not any(e in saved for e in q.evidence) for q in conv.questions),
         },
     }
 
@@ -251,7 +253,7 @@ def render_table(fmt: str, report: dict[str, Any]) -> str:
             f"{cid}: {figures['turns']} turns -> {figures['memories_saved']} memories, saved in "
             f"{figures['save_s']:.1f} s, background work {figures['drain_s']:.1f} s; active {figures['active_per_bucket']}; "
             f"{figures['turns_with_a_memory_superseded_or_gone']} turns lost a memory to supersede; "
-            f"{figures['open_conflicts']} open conflicts"
+            f"{figures['open_conflicts']} open conflicts; {figures['questions_skipped']} questions without evidence skipped"
         )
     return "\n".join(out)
 

@@ -36,8 +36,11 @@ FORMATS = ("dated", "plain", "sentences")
 
 _SESSION = re.compile(r"^session_(\d+)$")
 _DIA_ID = re.compile(r"D\d+:\d+")
-# A sentence ends at . ! or ? followed by space and what looks like the start of the next one.
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[\"'(\[]?[A-Z0-9])")
+# A sentence ends at . ! or ? followed by space and what looks like the start of the next one,
+# unless the dot closes a title ("Dr. Seuss").
+_SENTENCE_END = re.compile(
+    r"(?<=[.!?])(?<!\bMr\.)(?<!\bMrs\.)(?<!\bMs\.)(?<!\bDr\.)(?<!\bSt\.)\s+(?=[\"'(\[]?[A-Z0-9])"
+)
 
 
 @dataclass(frozen=True, slots=True)

@@ -6,9 +6,11 @@ processes finishing the same memory at once reach the same result once.
 
 Rules (all among *active* memories; similarities are cosine of all-MiniLM-L6-v2 vectors):
 
-* **Dedup**: same type, similarity at least ``DEDUP_SIMILARITY``, the same distinctive tokens
-  (numbers, names, weekdays, months: "meeting on Monday" vs "on Tuesday" scores 0.94 but is not the
-  same memory) and mostly the same content words. The new memory is marked ``merged`` into the older
+* **Dedup**: same type, similarity at least ``DEDUP_SIMILARITY``, and the two say the same thing
+  (:func:`is_duplicate`): the same distinctive tokens (numbers, also written as words, names,
+  weekdays, months: "meeting on Monday" vs "on Tuesday" scores 0.94 but is not the same memory), the
+  same negation and comparison words, the same content words in the same order (at most one added
+  word on one side). A contradiction is never merged: it would silently hide one side. The new memory is marked ``merged`` into the older
   one, which gains a reference and a "confirmed" provenance entry from the new platform.
 * **Same subject** (preferences only): similarity at least ``SUBJECT_SIMILARITY`` with a shared
   subject word (:func:`subject_words`), or at least ``STRONG_SUBJECT_SIMILARITY`` on its own; without
@@ -72,24 +74,87 @@ _CALENDAR = frozenset(
     "august september october november december today tomorrow yesterday tonight".split()
 )
 _TOKEN = re.compile(r"\w[\w'.-]*")
+#: Numbers written as words, so "seven years old" and "7 years old" are one fact and "nine" another.
+_NUMBER_WORDS = {
+    w: str(n)
+    for n, w in enumerate(
+        "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen "
+        "sixteen seventeen eighteen nineteen twenty".split()
+    )
+} | {"thirty": "30", "forty": "40", "fifty": "50", "hundred": "100", "thousand": "1000", "dozen": "12"}
+#: Words that turn a statement around: a sentence with one of these is not the same as one without.
+_NEGATORS = frozenset(
+    """
+    not no never none nothing nobody neither nor without don't doesn't didn't won't wouldn't can't cannot
+    isn't aren't wasn't weren't hasn't haven't shouldn't dislike dislikes disliked hate hates hated avoid
+    avoids avoided stop stopped stops quit refuse refused refuses decline declined declines reject rejected
+    rejects against
+    """.split()
+)
+#: Words that give a comparison its direction ("more than" vs "less than"); kept apart from stance words.
+_DIRECTION = frozenset(
+    "more less fewer most least better worse best worst over under above below before after".split()
+)
+
+
+def _number(word: str) -> str:
+    return _NUMBER_WORDS.get(word, word)
 
 
 def distinctive_tokens(text: str) -> frozenset[str]:
-    """Numbers, capitalised names (past the first word) and calendar words: what makes two
-    otherwise alike sentences different facts."""
+    """Numbers (digits or written as words), capitalised names (past the first word) and calendar
+    words: what makes two otherwise alike sentences different facts."""
     out: set[str] = set()
     for i, token in enumerate(_TOKEN.findall(text)):
         low = token.casefold().strip(".'-")
-        if any(ch.isdigit() for ch in token) or low in _CALENDAR or (i > 0 and token[:1].isupper()):
+        if low in _NUMBER_WORDS:
+            out.add(_NUMBER_WORDS[low])
+        elif any(ch.isdigit() for ch in token) or low in _CALENDAR or (i > 0 and token[:1].isupper()):
             out.add(low)
     return frozenset(out)
 
 
+def _stem(word: str) -> str:
+    """A light stem, enough that "apps" and "app", "drafted" and "draft" compare equal."""
+    for suffix in ("ing", "ed", "es", "s"):
+        if len(word) > len(suffix) + 2 and word.endswith(suffix):
+            return word[: -len(suffix)]
+    return word
+
+
+def _content_sequence(text: str) -> list[str]:
+    """The stemmed content words of ``text`` in order (stance, negation and direction words left out)."""
+    words = (w.strip(".'-") for w in _WORD.findall(text.casefold()))
+    return [
+        _stem(_number(w))
+        for w in words
+        if len(w) > 1 and w not in _STANCE and w not in _NEGATORS and w not in _DIRECTION
+    ]
+
+
+def _polarity(text: str) -> tuple[bool, frozenset[str]]:
+    """Whether the text is negated (odd number of negators) and which comparison words it uses."""
+    words = [w.strip(".'-") for w in _WORD.findall(text.casefold())]
+    negated = sum(w in _NEGATORS or w.endswith("n't") for w in words) % 2 == 1
+    return negated, frozenset(w for w in words if w in _DIRECTION)
+
+
 def is_duplicate(a: str, b: str, similarity: float) -> bool:
+    """Whether ``b`` says the same thing as ``a``: very similar, and nothing that makes them two
+    claims — no different number, name or date, no negation on one side only, no comparison turned
+    around, and no word swapped for another ("formal" vs "casual"; one side may add a single word)."""
     if similarity < DEDUP_SIMILARITY or distinctive_tokens(a) != distinctive_tokens(b):
         return False
-    wa, wb = subject_words(a), subject_words(b)
-    return not (wa or wb) or len(wa & wb) / len(wa | wb) >= 0.5
+    if _polarity(a) != _polarity(b):
+        return False
+    seq_a, seq_b = _content_sequence(a), _content_sequence(b)
+    only_a, only_b = set(seq_a) - set(seq_b), set(seq_b) - set(seq_a)
+    if (only_a and only_b) or len(only_a | only_b) > 1:
+        return False
+    shared = set(seq_a) & set(seq_b)
+    order_a = list(dict.fromkeys(w for w in seq_a if w in shared))
+    order_b = list(dict.fromkeys(w for w in seq_b if w in shared))
+    return order_a == order_b
 
 
 @dataclass(frozen=True, slots=True)

@@ -145,3 +145,44 @@ def test_text_helpers() -> None:
     assert is_duplicate("I prefer dark mode", "I like dark mode", 0.96)
     assert not is_duplicate("The meeting is on Monday", "The meeting is on Tuesday", 0.99)
     assert not is_duplicate("I prefer dark mode", "I like dark mode", 0.85)
+
+
+def test_no_labelled_contradiction_counts_as_a_duplicate_however_similar() -> None:
+    from tests.core.test_quality_sets import CONFLICT_PAIRS, load_pairs
+
+    conflicting = [p for p in load_pairs(CONFLICT_PAIRS) if p.conflicting]
+    assert len(conflicting) >= 50
+    merged = [(p.first, p.second) for p in conflicting if is_duplicate(p.first, p.second, 1.0)]
+    assert merged == []
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("Likes trains over planes for short trips", "Likes planes over trains for short trips"),
+        ("User likes cats more than dogs", "User likes cats less than dogs"),
+        ("The daughter is seven years old", "The daughter is nine years old"),
+        ("Wants emails in a formal tone", "Wants emails in a casual tone"),
+        ("The user is vegetarian", "The user is not vegetarian"),
+        ("User likes bullet points", "User dislikes bullet points"),
+        ("Decided to accept the offer", "Decided to turn down the offer"),
+    ],
+)
+def test_contradictions_are_not_duplicates(a: str, b: str) -> None:
+    assert not is_duplicate(a, b, 0.99)
+    assert not is_duplicate(b, a, 0.99)
+
+
+def test_same_claim_in_other_words_is_a_duplicate() -> None:
+    assert is_duplicate("The daughter is 7 years old", "The daughter is seven years old", 0.95)
+    assert is_duplicate("Prefers dark mode in all apps", "I prefer dark mode in all app", 0.95)
+    assert is_duplicate("The trip is booked for the weekend", "The trip is booked for the weekend now", 0.95)
+
+
+def test_a_contradicting_save_from_another_platform_is_kept_not_merged(svc: MemoryService) -> None:
+    first = svc.save("Likes trains over planes for trips under 800 km.", platform="chatgpt").id
+    second = svc.save("Likes planes over trains for trips under 800 km.", platform="gemini").id
+    svc.drain()
+    assert svc.get(first).status is MemoryStatus.ACTIVE
+    assert svc.get(second).status is not MemoryStatus.MERGED
+    assert svc.get(first).reference_count == 1

@@ -169,10 +169,12 @@ class RecallResult:
     semantic_search: bool
     text: str  # the context block for the host model
     open_conflicts: int = 0
+    #: The best remaining matches from any bucket, in the budget the three buckets left unused.
+    more: tuple[RecallItem, ...] = ()
 
     @property
     def items(self) -> tuple[RecallItem, ...]:
-        return self.preferences + self.long_term + self.short_term
+        return self.preferences + self.long_term + self.short_term + self.more
 
 
 @dataclass(frozen=True, slots=True)

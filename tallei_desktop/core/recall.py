@@ -66,8 +66,13 @@ W_ACTIVITY_TEXT_ONLY = 0.20
 MATCH_SIMILARITY = 0.45
 #: An older event or an archived memory joins a dump-all only when it matches at least this well.
 EXTRA_SIMILARITY = 0.50
-#: Short-term order: recency, nudged by how well the memory matches the query.
+#: Short-term order without a query to match: recency, nudged by how well the memory matches.
 SHORT_TERM_MATCH_WEIGHT = 0.3
+#: Short-term order for a specific query: how well the memory matches, nudged by recency.
+SHORT_TERM_RECENCY_WEIGHT = 0.3
+#: A memory left out of its bucket joins "more matches" only when it matches at least this well
+#: (a text hit, or this cosine similarity).
+MORE_MIN_SIMILARITY = 0.3
 #: Search: weights of similarity and normalised BM25, and the similarity a non-text hit needs.
 SEARCH_W_VECTOR = 0.6
 SEARCH_W_BM25 = 0.4
@@ -78,10 +83,16 @@ _DAY = 86_400.0
 
 @dataclass(frozen=True, slots=True)
 class Budgets:
+    """Token ceilings per bucket; their sum is the ceiling of the whole block."""
+
     preference: int
     long_term: int
     short_term: int
     short_term_days: int
+
+    @property
+    def total(self) -> int:
+        return self.preference + self.long_term + self.short_term
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,10 +131,11 @@ class RecallPlan:
     short_term: tuple[int, ...]
     scores: Mapping[int, float]
     hits: tuple[int, ...]  # returned memories that matched the query: their references grow
+    more: tuple[int, ...] = ()  # the best remaining matches, in the budget the buckets left unused
 
     @property
     def chosen(self) -> tuple[int, ...]:
-        return self.preferences + self.long_term + self.short_term
+        return self.preferences + self.long_term + self.short_term + self.more
 
 
 @dataclass(frozen=True, slots=True)
@@ -211,6 +223,7 @@ _BUCKET_TITLES = (
     ("Preferences", "How this person likes things. Follow these unless told otherwise."),
     ("Long-term memory", "Facts, decisions, lessons and failures (and older events that match)."),
     ("Recent", "Events and notes, most recent first."),
+    ("More matches", "Other memories that match the question, from any bucket and any age, best first."),
 )
 
 
@@ -255,6 +268,8 @@ def render(
             continue
         if title == "Recent":
             blurb = f"Events and notes from the last {short_term_days} days, newest first."
+            if query.strip():
+                blurb = f"Events and notes from the last {short_term_days} days, best matches first."
         if title == "Long-term memory" and mode is RecallMode.HYBRID:
             blurb += " Only the most relevant are shown; use search_memories for more."
         out.append(f"\n## {title}\n{blurb}")
@@ -296,10 +311,15 @@ def plan_recall(c: RecallCandidates, *, budgets: Budgets, now: datetime, semanti
     lt_ids = take_within_budget(lt_order, budgets.long_term)
 
     st_bm25 = normalise_bm25(dict(c.short_term_bm25))
+    specific = bool(c.short_term_bm25 or c.long_term_bm25 or c.preference_bm25 or c.vector)
     for rid, (_, at) in c.window.items():
         match = max(st_bm25.get(rid, 0.0), c.vector.get(rid, 0.0))
-        occurred = datetime.fromtimestamp(at, tz=UTC)
-        scores[rid] = round(recency(occurred, now) + SHORT_TERM_MATCH_WEIGHT * match, 4)
+        fresh = recency(datetime.fromtimestamp(at, tz=UTC), now)
+        # A specific question wants what matches it; with nothing to match, the newest come first.
+        if specific:
+            scores[rid] = round(match + SHORT_TERM_RECENCY_WEIGHT * fresh, 4)
+        else:
+            scores[rid] = round(fresh + SHORT_TERM_MATCH_WEIGHT * match, 4)
     st_ranked = sorted(c.window, key=lambda rid: (scores[rid], rid), reverse=True)
     st_ids = take_within_budget(((rid, c.window[rid][0]) for rid in st_ranked), budgets.short_term)
 
@@ -309,7 +329,12 @@ def plan_recall(c: RecallCandidates, *, budgets: Budgets, now: datetime, semanti
         | set(c.short_term_bm25)
         | {rid for rid, s in c.vector.items() if s >= MATCH_SIMILARITY}
     )
-    chosen = (*pref_ids, *lt_ids, *st_ids)
+    taken = {*pref_ids, *lt_ids, *st_ids}
+    used = sum(t for rid, t in c.preference_order if rid in taken)
+    used += sum(t for rid, t in lt_order if rid in taken)
+    used += sum(c.window[rid][0] for rid in st_ids)
+    more_ids = _more_matches(c, taken, budgets.total - used, scores)
+    chosen = (*pref_ids, *lt_ids, *st_ids, *more_ids)
     return RecallPlan(
         mode=mode,
         preferences=tuple(pref_ids),
@@ -317,7 +342,36 @@ def plan_recall(c: RecallCandidates, *, budgets: Budgets, now: datetime, semanti
         short_term=tuple(st_ids),
         scores=scores,
         hits=tuple(rid for rid in chosen if rid in matched),
+        more=tuple(more_ids),
     )
+
+
+def _more_matches(c: RecallCandidates, taken: set[int], room: int, scores: dict[int, float]) -> list[int]:
+    """The best matches no bucket returned, taken while they fit ``room`` tokens; their match score
+    (``search_score``, the same blend search uses) goes into ``scores``."""
+    if room <= 0:
+        return []
+    tokens: dict[int, int] = {rid: t for rid, t in c.preference_order}
+    tokens.update({rid: estimate_tokens(m.content) for rid, m in (*c.pool.items(), *c.extras.items())})
+    tokens.update({rid: t for rid, (t, _) in c.window.items()})
+    bm25 = {
+        **normalise_bm25(dict(c.preference_bm25)),
+        **normalise_bm25(dict(c.long_term_bm25)),
+        **normalise_bm25(dict(c.short_term_bm25)),
+    }
+    found: list[tuple[float, int]] = []
+    for rid in tokens.keys() - taken:
+        similarity = c.vector.get(rid, 0.0)
+        if rid not in bm25 and similarity < MORE_MIN_SIMILARITY:
+            continue
+        score = search_score(similarity=similarity, bm25=bm25.get(rid, 0.0), text_hit=rid in bm25, semantic=True)
+        if score is not None:
+            found.append((score, rid))
+    found.sort(reverse=True)
+    more = take_within_budget(((rid, tokens[rid]) for _, rid in found), room)
+    best = {rid: score for score, rid in found}
+    scores.update({rid: round(best[rid], 4) for rid in more})
+    return more
 
 
 def assemble_recall(
@@ -341,7 +395,12 @@ def assemble_recall(
             for rid in ids
         )
 
-    buckets = (items(plan.preferences, False), items(plan.long_term, True), items(plan.short_term, True))
+    buckets = (
+        items(plan.preferences, False),
+        items(plan.long_term, True),
+        items(plan.short_term, True),
+        items(plan.more, True),
+    )
     per_memory = {
         (mid, oc.conflict_id): (oc.other_id, oc.other_platform)
         for mid, found in chosen.conflicts.items()
@@ -364,6 +423,7 @@ def assemble_recall(
         semantic_search=semantic,
         text=text,
         open_conflicts=open_conflicts,
+        more=buckets[3],
     )
     return RecallBuild(result, plan.hits)
 

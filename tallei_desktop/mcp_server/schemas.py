@@ -172,6 +172,9 @@ class RecallOut(_Out):
     preferences: list[RecallItemOut]
     long_term: list[RecallItemOut]
     short_term: list[RecallItemOut]
+    more: list[RecallItemOut] = Field(
+        description="Further matches from any bucket, in the budget the three buckets left unused."
+    )
     long_term_mode: RecallMode = Field(
         description="dump_all when every long-term memory fits; hybrid when only the most relevant are shown."
     )
@@ -264,6 +267,7 @@ def recall_out(r: RecallResult) -> RecallOut:
         preferences=[_item(i) for i in r.preferences],
         long_term=[_item(i) for i in r.long_term],
         short_term=[_item(i) for i in r.short_term],
+        more=[_item(i) for i in r.more],
         long_term_mode=r.long_term_mode,
         semantic_search=r.semantic_search,
         open_conflicts=r.open_conflicts,

@@ -168,7 +168,10 @@ def test_recall_plan_hybrid_ranks_pinned_first_then_by_score_within_budget() -> 
     assert plan.long_term == (2, 3)
     assert plan.preferences == (7,)  # budget 10: the second preference does not fit
     assert plan.scores[3] == pytest.approx(round(0.55 * 0.9 + 0.15 * r.activity(pool[3], NOW), 4))
-    assert plan.hits == (3,)  # 7 was listed, not matched; 3 matched by meaning (>= 0.45)
+    # 1 is a text hit no bucket had room for: the budget the buckets left (40 - 6 - 20) carries it.
+    assert plan.more == (1,)
+    assert plan.scores[1] == pytest.approx(round(0.6 * 0.2 + 0.4 * 1.0, 4))
+    assert plan.hits == (3, 1)  # 7 was listed, not matched; 3 matched by meaning (>= 0.45), 1 by words
 
 
 def test_recall_plan_dump_all_then_extras_and_short_term_by_recency_and_match() -> None:
@@ -187,8 +190,38 @@ def test_recall_plan_dump_all_then_extras_and_short_term_by_recency_and_match() 
     plan = r.plan_recall(c, budgets=BUDGETS, now=NOW, semantic=True)
     assert plan.mode is RecallMode.DUMP_ALL
     assert plan.long_term == (1, 2, 9)
-    # 22 is older than 21 but matches the query: recency + 0.3 lifts it above.
-    assert plan.short_term == (20, 22)
-    assert plan.scores[22] == pytest.approx(round(math.exp(-20 / 21) + 0.3, 4))
+    # The query is specific: 22 matches it, so it comes before the newer 20 (match + 0.3 · recency).
+    assert plan.short_term == (22, 20)
+    assert plan.scores[22] == pytest.approx(round(1.0 + 0.3 * math.exp(-20 / 21), 4))
+    assert plan.more == ()  # 21 is left over but does not match: unused budget stays unused
     assert set(plan.hits) == {9, 22}
     assert r.long_term_fits(15, [old_event], 17) and not r.long_term_fits(15, [old_event], 16)
+
+
+def test_recall_plan_without_anything_to_match_keeps_the_newest_first() -> None:
+    day = 86_400.0
+    now_ts = NOW.timestamp()
+    c = _recall_candidates(
+        window={20: (4, now_ts - 1 * day), 21: (4, now_ts - 10 * day), 22: (4, now_ts - 20 * day)},
+    )
+    plan = r.plan_recall(c, budgets=BUDGETS, now=NOW, semantic=True)
+    assert plan.short_term == (20, 21)
+    assert plan.scores[20] == pytest.approx(round(math.exp(-1 / 21), 4))
+    assert plan.more == () and plan.hits == ()
+
+
+def test_recall_plan_fills_unused_budget_with_the_best_remaining_matches_only() -> None:
+    day = 86_400.0
+    now_ts = NOW.timestamp()
+    window = {rid: (4, now_ts - (rid - 19) * day) for rid in range(20, 26)}
+    c = _recall_candidates(
+        window=window,
+        short_term_bm25={24: -2.0, 25: -1.0},
+        vector={23: 0.2, 22: 0.5},
+    )
+    plan = r.plan_recall(c, budgets=BUDGETS, now=NOW, semantic=True)
+    # Short-term (10 tokens) holds two: the text hit 24 and the similar 22.
+    assert plan.short_term == (24, 22)
+    # The rest of the 40-token total takes the other match (25), never the unmatched 20, 21 or 23.
+    assert plan.more == (25,)
+    assert set(plan.chosen) == {24, 22, 25}

@@ -73,6 +73,10 @@ SHORT_TERM_RECENCY_WEIGHT = 0.3
 #: A memory left out of its bucket joins "more matches" only when it matches at least this well
 #: (a text hit, or this cosine similarity).
 MORE_MIN_SIMILARITY = 0.3
+#: What a memory's line in the block costs beyond its content (the bracketed head), and what the
+#: block's titles cost: "more matches" fills the total only as far as the rendered block stays within it.
+LINE_OVERHEAD_TOKENS = 20
+BLOCK_OVERHEAD_TOKENS = 120
 #: Search: weights of similarity and normalised BM25, and the similarity a non-text hit needs.
 SEARCH_W_VECTOR = 0.6
 SEARCH_W_BM25 = 0.4
@@ -330,7 +334,8 @@ def plan_recall(c: RecallCandidates, *, budgets: Budgets, now: datetime, semanti
         | {rid for rid, s in c.vector.items() if s >= MATCH_SIMILARITY}
     )
     taken = {*pref_ids, *lt_ids, *st_ids}
-    used = sum(t for rid, t in c.preference_order if rid in taken)
+    used = BLOCK_OVERHEAD_TOKENS + LINE_OVERHEAD_TOKENS * len(taken)
+    used += sum(t for rid, t in c.preference_order if rid in taken)
     used += sum(t for rid, t in lt_order if rid in taken)
     used += sum(c.window[rid][0] for rid in st_ids)
     more_ids = _more_matches(c, taken, budgets.total - used, scores)
@@ -347,7 +352,8 @@ def plan_recall(c: RecallCandidates, *, budgets: Budgets, now: datetime, semanti
 
 
 def _more_matches(c: RecallCandidates, taken: set[int], room: int, scores: dict[int, float]) -> list[int]:
-    """The best matches no bucket returned, taken while they fit ``room`` tokens; their match score
+    """The best matches no bucket returned, taken while they (and their line heads) fit ``room``
+    tokens; their match score
     (``search_score``, the same blend search uses) goes into ``scores``."""
     if room <= 0:
         return []
@@ -368,7 +374,7 @@ def _more_matches(c: RecallCandidates, taken: set[int], room: int, scores: dict[
         if score is not None:
             found.append((score, rid))
     found.sort(reverse=True)
-    more = take_within_budget(((rid, tokens[rid]) for _, rid in found), room)
+    more = take_within_budget(((rid, tokens[rid] + LINE_OVERHEAD_TOKENS) for _, rid in found), room)
     best = {rid: score for score, rid in found}
     scores.update({rid: round(best[rid], 4) for rid in more})
     return more

@@ -71,7 +71,7 @@ def build_search(
         query_vector=query_vector,
         vectors=vectors,
         include_archived=include_archived,
-        k=max(limit * 3, 30),
+        k=max(limit * 10, 100),
     )
     ranked = r.rank_search(
         candidates,

@@ -74,7 +74,7 @@ def test_buckets_stay_within_their_token_budgets(make_service: ServiceFactory) -
 
 
 def test_budget_a_bucket_leaves_unused_carries_further_matches(make_service: ServiceFactory) -> None:
-    budgets = Budgets(preference=200, long_term=60, short_term=60, short_term_days=60)
+    budgets = Budgets(preference=600, long_term=60, short_term=60, short_term_days=60)
     service = make_service(budgets=budgets)
     for i in range(12):
         service.save(f"Fact {i}: the widget colour was shade {i} in the {TOPICS[i % 8]} test", type="fact")
@@ -84,11 +84,11 @@ def test_budget_a_bucket_leaves_unused_carries_further_matches(make_service: Ser
     assert not result.preferences
     assert result.long_term_mode is RecallMode.HYBRID
     assert sum(estimate_tokens(i.memory.content) for i in result.long_term) <= 60
-    # No preferences: their 200 tokens carry the widget facts long-term had no room for.
+    # No preferences: their 600 tokens carry the widget facts long-term had no room for.
     assert result.more and "## More matches" in result.text
     assert not _ids(result.long_term) & _ids(result.more)
     assert all("widget" in i.memory.content for i in result.more)
-    assert sum(estimate_tokens(i.memory.content) for i in result.items) <= 320
+    assert estimate_tokens(result.text) <= 720
     assert len([i for i in result.items if "widget" in i.memory.content]) == 12
 
 

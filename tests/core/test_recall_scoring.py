@@ -168,10 +168,15 @@ def test_recall_plan_hybrid_ranks_pinned_first_then_by_score_within_budget() -> 
     assert plan.long_term == (2, 3)
     assert plan.preferences == (7,)  # budget 10: the second preference does not fit
     assert plan.scores[3] == pytest.approx(round(0.55 * 0.9 + 0.15 * r.activity(pool[3], NOW), 4))
-    # 1 is a text hit no bucket had room for: the budget the buckets left (40 - 6 - 20) carries it.
-    assert plan.more == (1,)
-    assert plan.scores[1] == pytest.approx(round(0.6 * 0.2 + 0.4 * 1.0, 4))
-    assert plan.hits == (3, 1)  # 7 was listed, not matched; 3 matched by meaning (>= 0.45), 1 by words
+    assert plan.more == ()  # the buckets' 40 tokens cannot also hold the block's titles and line heads
+    assert plan.hits == (3,)  # 7 was listed, not matched; 3 matched by meaning (>= 0.45)
+    roomy = r.plan_recall(c, budgets=replace(BUDGETS, preference=300), now=NOW, semantic=True)
+    # 4 (similar) and 1 (a text hit) had no room in long-term: what the buckets leave of the total
+    # carries them, best match first.
+    assert roomy.long_term == (2, 3) and roomy.more == (4, 1)
+    assert roomy.scores[4] == pytest.approx(round(0.6 * 0.95, 4))
+    assert roomy.scores[1] == pytest.approx(round(0.6 * 0.2 + 0.4 * 1.0, 4))
+    assert roomy.hits == (3, 4, 1)
 
 
 def test_recall_plan_dump_all_then_extras_and_short_term_by_recency_and_match() -> None:
@@ -219,9 +224,11 @@ def test_recall_plan_fills_unused_budget_with_the_best_remaining_matches_only() 
         short_term_bm25={24: -2.0, 25: -1.0},
         vector={23: 0.2, 22: 0.5},
     )
-    plan = r.plan_recall(c, budgets=BUDGETS, now=NOW, semantic=True)
+    budgets = r.Budgets(preference=200, long_term=20, short_term=10, short_term_days=60)
+    plan = r.plan_recall(c, budgets=budgets, now=NOW, semantic=True)
     # Short-term (10 tokens) holds two: the text hit 24 and the similar 22.
     assert plan.short_term == (24, 22)
-    # The rest of the 40-token total takes the other match (25), never the unmatched 20, 21 or 23.
+    # Of the 230-token total, the block's titles (120) and two lines (2 · 20 + 8) leave 62: room for
+    # the other match (25, 4 + 20), never the unmatched 20, 21 or 23.
     assert plan.more == (25,)
     assert set(plan.chosen) == {24, 22, 25}

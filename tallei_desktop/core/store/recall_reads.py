@@ -30,8 +30,8 @@ __all__ = [
     "text_hits",
 ]
 
-VECTOR_K = 25
-BM25_K = 15
+VECTOR_K = 100
+BM25_K = 50
 RECENT_K = 5
 #: The newest in-window memories considered for the short-term bucket (its budget holds far fewer).
 SHORT_TERM_RECENT_K = 300

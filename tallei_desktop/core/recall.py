@@ -73,9 +73,8 @@ SHORT_TERM_RECENCY_WEIGHT = 0.3
 #: A memory left out of its bucket joins "more matches" only when it matches at least this well
 #: (a text hit, or this cosine similarity).
 MORE_MIN_SIMILARITY = 0.3
-#: What a memory's line in the block costs beyond its content (the bracketed head), and what the
-#: block's titles cost: "more matches" fills the total only as far as the rendered block stays within it.
-LINE_OVERHEAD_TOKENS = 20
+#: What the block's title and section headings cost: "more matches" fills the total only as far as
+#: the rendered block stays within it.
 BLOCK_OVERHEAD_TOKENS = 120
 #: Search: weights of similarity and normalised BM25, and the similarity a non-text hit needs.
 SEARCH_W_VECTOR = 0.6
@@ -87,12 +86,15 @@ _DAY = 86_400.0
 
 @dataclass(frozen=True, slots=True)
 class Budgets:
-    """Token ceilings per bucket; their sum is the ceiling of the whole block."""
+    """Token ceilings per bucket; their sum is the ceiling of the whole block. A memory costs its
+    content's tokens plus ``line_tokens`` for the head of its line in the block (type, confidence,
+    platforms, date, id), so the rendered block, not only its contents, stays within the total."""
 
     preference: int
     long_term: int
     short_term: int
     short_term_days: int
+    line_tokens: int = 20
 
     @property
     def total(self) -> int:
@@ -290,7 +292,8 @@ def long_term_fits(long_term_tokens: int, extras: Sequence[Memory], budget: int)
 
 def plan_recall(c: RecallCandidates, *, budgets: Budgets, now: datetime, semantic: bool) -> RecallPlan:
     """Rank and budget the candidates of each bucket (docs/adr/0002-recall-scoring.md)."""
-    pref_ids = take_within_budget(c.preference_order, budgets.preference)
+    line = budgets.line_tokens
+    pref_ids = take_within_budget(((rid, t + line) for rid, t in c.preference_order), budgets.preference)
     bm25 = normalise_bm25(dict(c.long_term_bm25))
 
     def score(rowid: int, memory: Memory) -> float:
@@ -312,7 +315,7 @@ def plan_recall(c: RecallCandidates, *, budgets: Budgets, now: datetime, semanti
         scores.update({rid: round(score(rid, m), 4) for rid, m in c.pool.items()})
         ranked = sorted(c.pool.items(), key=lambda kv: (kv[1].pinned, scores[kv[0]]), reverse=True)
         lt_order = [(rid, estimate_tokens(m.content)) for rid, m in ranked]
-    lt_ids = take_within_budget(lt_order, budgets.long_term)
+    lt_ids = take_within_budget(((rid, t + line) for rid, t in lt_order), budgets.long_term)
 
     st_bm25 = normalise_bm25(dict(c.short_term_bm25))
     specific = bool(c.short_term_bm25 or c.long_term_bm25 or c.preference_bm25 or c.vector)
@@ -325,7 +328,7 @@ def plan_recall(c: RecallCandidates, *, budgets: Budgets, now: datetime, semanti
         else:
             scores[rid] = round(fresh + SHORT_TERM_MATCH_WEIGHT * match, 4)
     st_ranked = sorted(c.window, key=lambda rid: (scores[rid], rid), reverse=True)
-    st_ids = take_within_budget(((rid, c.window[rid][0]) for rid in st_ranked), budgets.short_term)
+    st_ids = take_within_budget(((rid, c.window[rid][0] + line) for rid in st_ranked), budgets.short_term)
 
     matched = (
         set(c.preference_bm25)
@@ -334,11 +337,11 @@ def plan_recall(c: RecallCandidates, *, budgets: Budgets, now: datetime, semanti
         | {rid for rid, s in c.vector.items() if s >= MATCH_SIMILARITY}
     )
     taken = {*pref_ids, *lt_ids, *st_ids}
-    used = BLOCK_OVERHEAD_TOKENS + LINE_OVERHEAD_TOKENS * len(taken)
+    used = BLOCK_OVERHEAD_TOKENS + line * len(taken)
     used += sum(t for rid, t in c.preference_order if rid in taken)
     used += sum(t for rid, t in lt_order if rid in taken)
     used += sum(c.window[rid][0] for rid in st_ids)
-    more_ids = _more_matches(c, taken, budgets.total - used, scores)
+    more_ids = _more_matches(c, taken, budgets.total - used, line, scores)
     chosen = (*pref_ids, *lt_ids, *st_ids, *more_ids)
     return RecallPlan(
         mode=mode,
@@ -351,7 +354,9 @@ def plan_recall(c: RecallCandidates, *, budgets: Budgets, now: datetime, semanti
     )
 
 
-def _more_matches(c: RecallCandidates, taken: set[int], room: int, scores: dict[int, float]) -> list[int]:
+def _more_matches(
+    c: RecallCandidates, taken: set[int], room: int, line: int, scores: dict[int, float]
+) -> list[int]:
     """The best matches no bucket returned, taken while they (and their line heads) fit ``room``
     tokens; their match score
     (``search_score``, the same blend search uses) goes into ``scores``."""
@@ -374,7 +379,7 @@ def _more_matches(c: RecallCandidates, taken: set[int], room: int, scores: dict[
         if score is not None:
             found.append((score, rid))
     found.sort(reverse=True)
-    more = take_within_budget(((rid, tokens[rid] + LINE_OVERHEAD_TOKENS) for _, rid in found), room)
+    more = take_within_budget(((rid, tokens[rid] + line) for _, rid in found), room)
     best = {rid: score for score, rid in found}
     scores.update({rid: round(best[rid], 4) for rid in more})
     return more

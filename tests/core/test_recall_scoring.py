@@ -147,7 +147,8 @@ def _recall_candidates(**overrides: object) -> r.RecallCandidates:
     return r.RecallCandidates(**base)  # type: ignore[arg-type]
 
 
-BUDGETS = r.Budgets(preference=10, long_term=20, short_term=10, short_term_days=60)
+#: Line heads cost nothing here, so the budgets below count content alone.
+BUDGETS = r.Budgets(preference=10, long_term=20, short_term=10, short_term_days=60, line_tokens=0)
 
 
 def test_recall_plan_hybrid_ranks_pinned_first_then_by_score_within_budget() -> None:
@@ -224,11 +225,23 @@ def test_recall_plan_fills_unused_budget_with_the_best_remaining_matches_only() 
         short_term_bm25={24: -2.0, 25: -1.0},
         vector={23: 0.2, 22: 0.5},
     )
-    budgets = r.Budgets(preference=200, long_term=20, short_term=10, short_term_days=60)
+    budgets = r.Budgets(preference=200, long_term=20, short_term=10, short_term_days=60, line_tokens=0)
     plan = r.plan_recall(c, budgets=budgets, now=NOW, semantic=True)
     # Short-term (10 tokens) holds two: the text hit 24 and the similar 22.
     assert plan.short_term == (24, 22)
-    # Of the 230-token total, the block's titles (120) and two lines (2 · 20 + 8) leave 62: room for
-    # the other match (25, 4 + 20), never the unmatched 20, 21 or 23.
+    # Of the 230-token total, the block's titles (120) and the two (8) leave 102: room for the other
+    # match (25), never the unmatched 20, 21 or 23.
     assert plan.more == (25,)
     assert set(plan.chosen) == {24, 22, 25}
+
+
+def test_line_heads_count_against_each_bucket_budget() -> None:
+    day = 86_400.0
+    c = _recall_candidates(
+        preference_order=((7, 6), (8, 6)),
+        window={20: (4, NOW.timestamp() - day), 21: (4, NOW.timestamp() - 2 * day)},
+    )
+    budgets = r.Budgets(preference=30, long_term=20, short_term=30, short_term_days=60, line_tokens=20)
+    plan = r.plan_recall(c, budgets=budgets, now=NOW, semantic=True)
+    # 6 + 20 fits 30 once; 4 + 20 fits 30 once.
+    assert plan.preferences == (7,) and plan.short_term == (20,)

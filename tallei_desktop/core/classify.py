@@ -97,14 +97,18 @@ _CUES: dict[MemoryType, tuple[_Cue, ...]] = {
             r"|(?:last|next|this) (?:week|weekend|month|year|" + _DAY + r"))\b",
             3.0,
         ),
+        # A calendar date says when, not that something happened: on its own it stays below the
+        # fact baseline ("[8 May] Ana: I love that book" is no event); with an occurrence cue it counts.
         (
             r"\b" + _ORDINAL + r" (?:of )?" + _MONTH + r"\b|\b" + _MONTH + r" " + _ORDINAL + r"\b",
-            3.0,
+            1.0,
         ),
         (
             r"\b\d{4}-\d{2}-\d{2}\b|\b\d{1,2}/\d{1,2}/\d{2,4}\b|\bon the \d{1,2}(?:st|nd|rd|th)\b",
-            3.0,
+            1.0,
         ),
+        (r"\b(?:on|since|until|by) (?:the )?" + _ORDINAL + r" (?:of )?" + _MONTH + r"\b", 1.0),
+        (r"\b(?:pushed|postponed|rescheduled|brought forward|moved) (?:back |up )?to\b", 1.5),
         (r"\b(?:on|this|last|next|starting) " + _DAY + r"\b", 2.5),
         (r"\b" + _DAY + r"\b", 1.0),
         (r"\bin (?:early |mid-?|late )?" + _MONTH + r"\b", 1.0),

@@ -169,3 +169,27 @@ def test_case_punctuation_and_unicode_forms_do_not_change_the_type(text: str, ex
 def test_text_without_cues_falls_back_to_fact(text: str) -> None:
     assert classify(text) is MemoryType.FACT
     assert max(explain(text), key=explain(text).__getitem__) is MemoryType.FACT
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "8 May 2023: Caroline works as a counsellor.",
+        "2024-03-12 - the repository is written in Rust.",
+        "(3 June) Melanie has two kids.",
+    ],
+)
+def test_a_date_alone_does_not_make_an_event(text: str) -> None:
+    assert classify(text) is MemoryType.FACT
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Dentist appointment on 14 June.",
+        "The client visit got pushed to 19 August.",
+        "Flew to Lisbon on 3 May.",
+    ],
+)
+def test_a_date_with_an_occurrence_is_an_event(text: str) -> None:
+    assert classify(text) is MemoryType.EVENT

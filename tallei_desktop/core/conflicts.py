@@ -12,17 +12,22 @@ Rules (all among *active* memories; similarities are cosine of all-MiniLM-L6-v2 
   same negation and comparison words, the same content words in the same order (at most one added
   word on one side). A contradiction is never merged: it would silently hide one side. The new memory is marked ``merged`` into the older
   one, which gains a reference and a "confirmed" provenance entry from the new platform.
-* **Same subject** (preferences only): similarity at least ``SUBJECT_SIMILARITY`` with a shared
+* **Same subject**, preferences: similarity at least ``SUBJECT_SIMILARITY`` with a shared
   subject word (:func:`subject_words`), or at least ``STRONG_SUBJECT_SIMILARITY`` on its own; without
   vectors, two shared subject words.
-* **Supersede**: same subject, same platform, and the stricter ``SUPERSEDE_SIMILARITY`` (it retires a
-  memory, so it must be surer than a flag): the older one becomes ``superseded`` by the new one.
+* **Same claim, other value**, facts and decisions (same type): similarity at least
+  ``CLAIM_SIMILARITY`` and :func:`claims_differ` (one short value swapped, a negation, a reversed
+  comparison); compatible facts that add to each other stay unflagged.
+* **Supersede**: same subject (or claim), same platform, the stricter ``SUPERSEDE_SIMILARITY``, and
+  the same claim with another value (:func:`claims_differ`): it retires a memory, so it must be surer
+  than a flag. The older one becomes ``superseded`` by the new one.
 * **Conflict**: same subject, different platforms (and a pinned older memory, whatever the
   platform): an open conflict is recorded for the person to settle.
 """
 
 from __future__ import annotations
 
+import difflib
 import re
 from dataclasses import dataclass
 
@@ -37,9 +42,11 @@ __all__ = [
     "DEDUP_SIMILARITY",
     "SUBJECT_SIMILARITY",
     "Outcome",
+    "claims_differ",
     "distinctive_tokens",
     "finish_memory",
     "is_duplicate",
+    "replaces_value",
     "subject_words",
 ]
 
@@ -49,6 +56,9 @@ STRONG_SUBJECT_SIMILARITY = 0.70
 #: How many nearest memories a new one is compared with.
 NEIGHBOURS_K = 12
 SUPERSEDE_SIMILARITY = 0.70
+#: Facts and decisions contradict only when this alike and :func:`claims_differ` says so.
+CLAIM_SIMILARITY = 0.50
+_CLAIMS = frozenset({MemoryType.FACT, MemoryType.DECISION})
 
 # Words that carry the stance, not the subject: "I prefer X", "always use Y", "call me Z".
 _STANCE = frozenset(
@@ -128,7 +138,7 @@ def _content_sequence(text: str) -> list[str]:
     return [
         _stem(_number(w))
         for w in words
-        if len(w) > 1 and w not in _STANCE and w not in _NEGATORS and w not in _DIRECTION
+        if (len(w) > 1 or w.isdigit()) and w not in _STANCE and w not in _NEGATORS and w not in _DIRECTION
     ]
 
 
@@ -157,6 +167,56 @@ def is_duplicate(a: str, b: str, similarity: float) -> bool:
     return order_a == order_b
 
 
+def claims_differ(a: str, b: str) -> bool:
+    """Whether two facts or decisions make the same claim with a different value: the same frame
+    with one short value swapped ("lives in Lisbon" / "lives in Madrid", "accept" / "turn down") or
+    a number added ("spaces" / "4 spaces"), the same words with the comparison turned around, or one side negated.
+
+    Deliberately strict: alike facts about different things ("sister is a doctor" / "brother is a
+    lawyer", "cat named Miso" / "dog named Pepper") swap more than one value and stay unflagged,
+    and so do facts that add to each other ("born in Porto" / "grew up in Porto and Braga").
+    """
+    seq_a, seq_b = _content_sequence(a), _content_sequence(b)
+    if not set(seq_a) & set(seq_b):
+        return False
+    if _polarity(a)[0] != _polarity(b)[0]:
+        # A negation turns the claim around only when the rest says nearly the same thing.
+        return len(set(seq_a) ^ set(seq_b)) <= 2
+    if set(seq_a) == set(seq_b):
+        return list(dict.fromkeys(seq_a)) != list(dict.fromkeys(seq_b)) or _polarity(a) != _polarity(b)
+    changes = [
+        op for op in difflib.SequenceMatcher(a=seq_a, b=seq_b, autojunk=False).get_opcodes() if op[0] != "equal"
+    ]
+    if len(changes) != 1:
+        return False
+    kind, i1, i2, j1, j2 = changes[0]
+    if kind != "replace":
+        # Adding only a number sets a value the other left open ("spaces" / "4 spaces").
+        added = seq_a[i1:i2] + seq_b[j1:j2]
+        return all(any(ch.isdigit() for ch in w) for w in added)
+    return min(i2 - i1, j2 - j1) == 1 and max(i2 - i1, j2 - j1) <= 2
+
+
+def replaces_value(a: str, b: str) -> bool:
+    """Whether fact ``a`` plainly replaces fact ``b`` (same claim, another value, :func:`claims_differ`)
+    about a subject both name in ordinary words before the value changes ("the office is in ...",
+    "lives in ..."). Two remarks that share only names, numbers and dates before the difference
+    ("Ana, 8 May: thanks!" / "Ben, 8 May: thanks!", "Ana: I lost my job" / "Ana: I lost my keys")
+    are two statements, and both stay."""
+    if not claims_differ(a, b):
+        return False
+    seq_a, seq_b = _content_sequence(a), _content_sequence(b)
+    # Capitalised words count as names even first in the sentence, where a speaker's name stands.
+    names = {w.casefold().strip(".'-") for w in _TOKEN.findall(f"{a} {b}") if w[:1].isupper()}
+    marked = {_stem(_number(t)) for t in distinctive_tokens(a) | distinctive_tokens(b) | names}
+    for wa, wb in zip(seq_a, seq_b, strict=False):
+        if wa != wb:
+            return False
+        if wa not in marked and not wa.isdigit():
+            return True
+    return False
+
+
 @dataclass(frozen=True, slots=True)
 class Outcome:
     merged_into: str | None = None
@@ -169,6 +229,17 @@ def _same_subject(a: str, b: str, similarity: float | None) -> bool:
     if similarity is None:
         return len(shared) >= 2
     return similarity >= STRONG_SUBJECT_SIMILARITY or (similarity >= SUBJECT_SIMILARITY and bool(shared))
+
+
+def _contradicts(
+    new_type: MemoryType, old_type: MemoryType, new: str, old: str, similarity: float | None
+) -> bool:
+    """Whether the new memory says something else about what the old one is about."""
+    if new_type is MemoryType.PREFERENCE and old_type is MemoryType.PREFERENCE:
+        return _same_subject(new, old, similarity)
+    if new_type is not old_type or new_type not in _CLAIMS:
+        return False
+    return (similarity is None or similarity >= CLAIM_SIMILARITY) and claims_differ(new, old)
 
 
 def finish_memory(
@@ -220,19 +291,25 @@ def finish_memory(
             lc.merge_into(conn, found, other, now)
             outcome = Outcome(merged_into=old.id)
             break
-        if new.type is not MemoryType.PREFERENCE or old.type is not MemoryType.PREFERENCE:
-            continue
         # Only an older memory (lower rowid) can be superseded by, or conflict with, this one.
-        if other_rowid > rowid or not _same_subject(new.content, old.content, similarity):
+        if other_rowid > rowid or not _contradicts(new.type, old.type, new.content, old.content, similarity):
             continue
         if old.pinned:
             # A pinned preference is the person's own choice: never replace it silently.
             cid = open_conflict(conn, other_rowid, rowid, now, platform=new.platform)
             outcome = Outcome(conflicts=(*outcome.conflicts, cid))
-        elif old.platform == new.platform and (similarity is None or similarity >= SUPERSEDE_SIMILARITY):
-            lc.supersede(conn, other, found, now)
-            outcome = Outcome(superseded=(*outcome.superseded, old.id), conflicts=outcome.conflicts)
-        elif old.platform != new.platform and new.platform not in lc.platforms_of(conn, other_rowid):
+        elif old.platform == new.platform and (
+            new.type is MemoryType.PREFERENCE or replaces_value(new.content, old.content)
+        ):
+            # Retiring a memory hides it, so only a plain replacement does: the same claim with
+            # another value. Two remarks on one subject ("loves painting", "loves painting sunsets")
+            # both stay; a conversation's turns are not retired wholesale.
+            if (similarity is None or similarity >= SUPERSEDE_SIMILARITY) and claims_differ(
+                new.content, old.content
+            ):
+                lc.supersede(conn, other, found, now)
+                outcome = Outcome(superseded=(*outcome.superseded, old.id), conflicts=outcome.conflicts)
+        elif new.platform not in lc.platforms_of(conn, other_rowid):
             cid = open_conflict(conn, other_rowid, rowid, now, platform=new.platform)
             outcome = Outcome(superseded=outcome.superseded, conflicts=(*outcome.conflicts, cid))
     lc.mark_processed(conn, rowid)

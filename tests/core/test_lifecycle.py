@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from tallei_desktop.core.conflicts import distinctive_tokens, is_duplicate, subject_words
+from tallei_desktop.core.conflicts import (
+    claims_differ,
+    distinctive_tokens,
+    is_duplicate,
+    replaces_value,
+    subject_words,
+)
 from tallei_desktop.core.embeddings import FastEmbedEmbedder
 from tallei_desktop.core.errors import InvalidInput, NotFound
 from tallei_desktop.core.models import MemoryStatus
@@ -36,8 +42,11 @@ def test_alike_sentences_with_different_details_are_not_merged(svc: MemoryServic
     nine = svc.save("My flight to Oslo leaves at 9am", type="fact").id
     eleven = svc.save("My flight to Oslo leaves at 11am", type="fact").id
     svc.drain()
-    for mid in (monday, tuesday, nine, eleven):
+    for mid in (monday, tuesday, eleven):
         assert svc.get(mid).status is MemoryStatus.ACTIVE
+    # Not merged: the later time is the same claim with another value, so it replaces the earlier.
+    assert svc.get(nine).status is MemoryStatus.SUPERSEDED
+    assert svc.get(nine).superseded_by == eleven
 
 
 def test_new_preference_from_same_platform_supersedes_the_old(svc: MemoryService) -> None:
@@ -186,3 +195,69 @@ def test_a_contradicting_save_from_another_platform_is_kept_not_merged(svc: Memo
     assert svc.get(first).status is MemoryStatus.ACTIVE
     assert svc.get(second).status is not MemoryStatus.MERGED
     assert svc.get(first).reference_count == 1
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("User lives in Lisbon.", "User lives in Madrid."),
+        ("The team is going with AWS for hosting.", "The team is going with Google Cloud for hosting."),
+        ("The user is vegetarian.", "The user is not vegetarian and eats meat."),
+        ("User decided to accept the job offer.", "User decided to turn down the job offer."),
+    ],
+)
+def test_same_claim_with_another_value_differs(a: str, b: str) -> None:
+    assert claims_differ(a, b) and claims_differ(b, a)
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        ("The user's sister is a doctor.", "The user's brother is a lawyer."),
+        ("User was born in Porto.", "User grew up in Porto and Braga."),
+        ("The API is written in Go.", "The frontend is written in TypeScript."),
+        ("User lives in Lisbon.", "User lives in Lisbon."),
+        ("Chose PostgreSQL as the main database.", "Chose Redis for caching."),
+    ],
+)
+def test_facts_that_can_both_be_true_do_not_differ(a: str, b: str) -> None:
+    assert not claims_differ(a, b)
+
+
+def test_facts_from_two_platforms_that_contradict_open_a_conflict(svc: MemoryService) -> None:
+    lisbon = svc.save("User lives in Lisbon.", type="fact", platform="claude").id
+    madrid = svc.save("User lives in Madrid.", type="fact", platform="chatgpt").id
+    svc.save("User works in Lisbon at a design agency.", type="fact", platform="gemini")
+    svc.drain()
+    [conflict] = svc.conflicts()
+    assert {conflict.memory_a.id, conflict.memory_b.id} == {lisbon, madrid}
+
+
+def test_newer_fact_from_the_same_platform_supersedes_keeping_the_chain(svc: MemoryService) -> None:
+    old = svc.save("The office is in Berlin.", type="fact", platform="claude").id
+    new = svc.save("The office is in Munich.", type="fact", platform="claude").id
+    other = svc.save("The office has a rooftop terrace.", type="fact", platform="claude").id
+    svc.drain()
+    assert svc.get(old).status is MemoryStatus.SUPERSEDED
+    assert svc.get(old).superseded_by == new
+    assert svc.get(new).status is MemoryStatus.ACTIVE
+    assert svc.get(other).status is MemoryStatus.ACTIVE
+    assert not svc.conflicts()
+
+
+def test_remarks_sharing_only_names_and_dates_do_not_replace_each_other() -> None:
+    assert replaces_value("The office is in Munich.", "The office is in Berlin.")
+    assert not replaces_value("[8 May 2023] Ben: Thanks!", "[8 May 2023] Ana: Thanks!")
+    assert not replaces_value("Ben: see you soon!", "Ana: see you soon!")
+
+
+def test_a_conversation_saved_turn_by_turn_keeps_every_turn(svc: MemoryService) -> None:
+    turns = [
+        "[8 May 2023] Ana: Thanks, see you soon!",
+        "[8 May 2023] Ben: Thanks, see you soon!",
+        "Ana: I went to the pottery class.",
+        "Ben: I went to the climbing class.",
+    ]
+    ids = [svc.save(t, type="fact", platform="claude").id for t in turns]
+    svc.drain()
+    assert [svc.get(i).status for i in ids] == [MemoryStatus.ACTIVE] * 4

@@ -62,7 +62,9 @@ def test_buckets_stay_within_their_token_budgets(make_service: ServiceFactory) -
     service = make_service(budgets=budgets)
     for i in range(30):
         service.save(f"I prefer option number {i} for the widget colour scheme", type="preference")
-        service.save(f"Fact {i} about the long term archive of {TOPICS[i % 8]}", type="fact")
+        service.save(
+            f"Fact {i} about the long term archive of {TOPICS[i % 8]} and {TOPICS[(i // 8) % 8]}", type="fact"
+        )
         service.save(f"Note {i}: look again at the {TOPICS[i % 8]} plan", type="note")
     service.drain()
     result = service.recall("widget colour")
@@ -78,7 +80,9 @@ def test_budget_a_bucket_leaves_unused_carries_further_matches(make_service: Ser
     service = make_service(budgets=budgets)
     for i in range(12):
         service.save(f"Fact {i}: the widget colour was shade {i} in the {TOPICS[i % 8]} test", type="fact")
-        service.save(f"Fact {i} about the long term archive of {TOPICS[i % 8]}", type="fact")
+        service.save(
+            f"Fact {i} about the long term archive of {TOPICS[i % 8]} and {TOPICS[(i // 8) % 8]}", type="fact"
+        )
     service.drain()
     result = service.recall("widget colour shade")
     assert not result.preferences

@@ -76,6 +76,8 @@ class Ops(QObject):
             self._running -= 1
             now_idle = self._running == 0
         try:
+            if future.cancelled() or self._closed:
+                return
             error = future.exception()
             if error is None:
                 if on_success is not None:

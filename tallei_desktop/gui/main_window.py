@@ -82,6 +82,7 @@ class MainWindow(QMainWindow):
             self.nav.addItem(_TITLES.get(name) or View(name.value).label)
             self.stack.addWidget(page)
         self.nav.setFixedWidth(170)
+        self.nav.setSpacing(3)
         self.nav.currentRowChanged.connect(self.stack.setCurrentIndex)
 
         self.banner = QLabel(self)

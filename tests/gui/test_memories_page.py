@@ -35,7 +35,7 @@ def test_the_view_lists_its_bucket_only(
     service.save("The house was built in 1932", type="fact", platform="claude")
     page = _page(qtbot, View.PREFERENCES, backend, ops)
     assert [m.content for m in page.model.memories()] == ["I prefer dark mode"]
-    assert page.count_label.text() == "1"
+    assert page.count_label.text() == "1 memory"
 
 
 def test_pin_edit_retype_round_trip(qtbot: QtBot, service: MemoryService, backend: Backend, ops: Ops) -> None:

@@ -34,6 +34,14 @@ from tallei_desktop.gui.ops import Ops
 __all__ = ["MemoriesPage"]
 
 PAGE_SIZE = 200
+_WIDTHS = {
+    Column.TYPE: 80,
+    Column.PLATFORMS: 110,
+    Column.CONFIDENCE: 95,
+    Column.REFERENCES: 48,
+    Column.LAST_USED: 120,
+    Column.PINNED: 56,
+}
 _ALL = ""
 
 
@@ -96,8 +104,12 @@ class MemoriesPage(QWidget):
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.table.setSortingEnabled(True)
         self.table.horizontalHeader().setSortIndicatorShown(False)
-        self.table.horizontalHeader().setSectionResizeMode(Column.CONTENT, QHeaderView.ResizeMode.Stretch)
-        self.table.horizontalHeader().setStretchLastSection(False)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        header.setSectionResizeMode(Column.CONTENT, QHeaderView.ResizeMode.Stretch)
+        header.setMinimumSectionSize(48)
+        for column, width in _WIDTHS.items():
+            self.table.setColumnWidth(column, width)
         self.table.verticalHeader().setVisible(False)
         self.table.setWordWrap(False)
         self.table.setAlternatingRowColors(True)
@@ -146,7 +158,8 @@ class MemoriesPage(QWidget):
         split.addWidget(self.table)
         split.addWidget(side)
         split.setStretchFactor(0, 3)
-        split.setStretchFactor(1, 2)
+        split.setStretchFactor(1, 1)
+        side.setMaximumWidth(420)
 
         layout = QVBoxLayout(self)
         layout.addLayout(bar)
@@ -203,7 +216,7 @@ class MemoriesPage(QWidget):
         scroll = self.table.verticalScrollBar().value()
         self.model.replace(page.memories, page.total)
         self._update_platforms(platforms)
-        self.count_label.setText(f"{page.total:,} shown" if self._query.text else f"{page.total:,}")
+        self.count_label.setText(f"{page.total:,} memor{'y' if page.total == 1 else 'ies'}")
         if selected is not None and (row := self.model.row_of(selected)) >= 0:
             self.select_row(row)
         self.table.verticalScrollBar().setValue(scroll)
@@ -449,7 +462,8 @@ def render_details(details: Details) -> str:
     m = details.memory
     e = html.escape
     facts = [
-        ("Type", f"{m.type} ({str(m.bucket).replace('_', '-')})"),
+        ("Type", str(m.type)),
+        ("Bucket", str(m.bucket).replace("_", "-")),
         ("Status", str(m.status)),
         ("Confidence", f"{str(m.confidence).capitalize()} (used {m.reference_count}×)"),
         ("Saved", short_time(m.created_at)),

@@ -20,6 +20,9 @@ from tallei_desktop.gui.backend import Backend
 from tallei_desktop.gui.ops import Ops
 from tests.support.fake_embedder import HashEmbedder
 
+# No window may reach the person's screen; set before pytest-qt creates the application.
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+
 KEY = bytes(range(32))
 BUDGETS = Budgets(preference=1_500, long_term=4_800, short_term=1_700, short_term_days=60)
 PASSPHRASE = "correct horse battery staple"

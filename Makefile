@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run gui test lint bench bench-mcp bench-gui screenshots clean
+.PHONY: run test lint bench bench-mcp bench-listing bench-gui screenshots clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -35,6 +35,9 @@ bench-gui: $(STAMP)
 # Needs Xvfb, trayer and ImageMagick (Debian: apt-get install -y xvfb trayer imagemagick).
 screenshots: $(STAMP)
 	$(BIN)/python docs/make_screenshots.py
+
+bench-listing: $(STAMP)
+	$(BIN)/python bench/bench_listing.py $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

@@ -13,19 +13,27 @@ from datetime import datetime
 __all__ = [
     "MAX_CONTENT_BYTES",
     "Bucket",
+    "ChangeBatch",
+    "ChangeEvent",
     "Confidence",
     "Conflict",
     "ConflictResolution",
     "ConflictStatus",
+    "EventKind",
     "Memory",
+    "MemoryFilter",
+    "MemoryHistory",
+    "MemoryPage",
     "MemoryStatus",
     "MemoryType",
+    "PlatformUsage",
     "Provenance",
     "RecallItem",
     "RecallMode",
     "RecallResult",
     "SaveResult",
     "SearchHit",
+    "SortKey",
     "StoreStatus",
     "bucket_for",
     "confidence_for",
@@ -208,3 +216,98 @@ class StoreStatus:
     semantic_search: bool = False
     model_state: str = "not loaded"
     schema_version: int = 0
+
+
+class EventKind(enum.StrEnum):
+    """What one entry of the change feed records (see docs/adr/0003-change-feed.md)."""
+
+    MEMORY_SAVED = "memory_saved"
+    MEMORY_CONFIRMED = "memory_confirmed"
+    MEMORY_EDITED = "memory_edited"
+    MEMORY_RETYPED = "memory_retyped"
+    MEMORY_PINNED = "memory_pinned"
+    MEMORY_UNPINNED = "memory_unpinned"
+    MEMORY_FORGOTTEN = "memory_forgotten"
+    MEMORY_RESTORED = "memory_restored"  # by the person, or an archived memory brought back by a recall hit
+    MEMORY_PURGED = "memory_purged"
+    MEMORY_SUPERSEDED = "memory_superseded"
+    MEMORY_MERGED = "memory_merged"
+    MEMORY_ARCHIVED = "memory_archived"
+    MEMORY_PROMOTED = "memory_promoted"
+    MEMORY_IMPORTED = "memory_imported"
+    CONFLICT_OPENED = "conflict_opened"
+    CONFLICT_RESOLVED = "conflict_resolved"
+
+
+@dataclass(frozen=True, slots=True)
+class ChangeEvent:
+    """One committed change to the store, in commit order (``seq`` grows, never reused)."""
+
+    seq: int
+    kind: EventKind
+    at: datetime
+    memory_id: str | None
+    conflict_id: str | None
+    platform: str | None
+    detail: str  # short, e.g. the other memory's id, the resolution, the new type
+
+
+@dataclass(frozen=True, slots=True)
+class ChangeBatch:
+    events: tuple[ChangeEvent, ...]
+    last_seq: int  # pass this back to changes_since next time
+    reload: bool  # the caller fell behind pruning: reload whatever it shows
+
+
+class SortKey(enum.StrEnum):
+    """What a listing is ordered by; ties are broken by insertion order (rowid)."""
+
+    UPDATED = "updated"
+    CREATED = "created"
+    OCCURRED = "occurred"
+    LAST_USED = "last_used"  # never-recalled memories sort as the oldest
+    REFERENCES = "references"
+    CONTENT = "content"  # ASCII letters case-folded, the rest by code point
+    TYPE = "type"
+    PLATFORM = "platform"
+    PINNED = "pinned"
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryFilter:
+    """Which memories a listing shows. Every field narrows; an empty set means any value.
+
+    ``platforms`` matches any platform in :attr:`Memory.platforms` (the one that first saved it or
+    any that confirmed or edited it since). ``text`` keeps memories holding every word of it, each
+    word also matching as a prefix ("lisb" finds "Lisbon"); text with no words filters nothing.
+    """
+
+    buckets: frozenset[Bucket] = frozenset()
+    types: frozenset[MemoryType] = frozenset()
+    platforms: frozenset[str] = frozenset()
+    statuses: frozenset[MemoryStatus] = frozenset({MemoryStatus.ACTIVE})
+    pinned: bool | None = None
+    text: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryPage:
+    memories: tuple[Memory, ...]
+    total: int  # rows matching the filter, all pages
+    next_cursor: str | None  # opaque keyset cursor for the page after this one; None at the end
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryHistory:
+    memory: Memory  # with provenance
+    replaced: tuple[Memory, ...]  # what it superseded, transitively, newest first
+    merged: tuple[Memory, ...]  # near-duplicates folded into it
+    replaced_by: tuple[Memory, ...]  # if it was superseded/merged: the newer ones, in order
+    conflicts: tuple[Conflict, ...]  # open and resolved conflicts it took part in
+
+
+@dataclass(frozen=True, slots=True)
+class PlatformUsage:
+    platform: str
+    memories: int  # active memories saved or confirmed by it
+    last_seen: datetime  # its latest provenance entry

@@ -132,7 +132,7 @@ class TrayApp:
     def _build(self, opened: Opened) -> None:
         backend = Backend(opened.service)
         has_tray = QSystemTrayIcon.isSystemTrayAvailable()
-        window = MainWindow(self.settings, backend, self.ops, has_tray=has_tray)
+        window = MainWindow(self.settings, backend, self.ops, has_tray=has_tray, secrets=opened.secrets)
         self.window = window
         window.quit_requested.connect(self.quit)
         self.ops.message.connect(lambda text: log.warning("%s", text))
@@ -152,7 +152,8 @@ class TrayApp:
             tray.quit_requested.connect(self.quit)
             tray.conflict_clicked.connect(window.show_conflict)
             watcher.conflicts.connect(lambda found: tray.set_conflicts(len(found)))
-            watcher.conflict_opened.connect(tray.notify_conflict)
+            if self.settings.notify_conflicts:
+                watcher.conflict_opened.connect(tray.notify_conflict)
             tray.show()
         else:
             why = (

@@ -18,6 +18,7 @@ from PySide6.QtWidgets import (
 )
 
 from tallei_desktop.config import Settings
+from tallei_desktop.core.keys import SecretStore
 from tallei_desktop.core.models import Conflict
 from tallei_desktop.gui.backend import Backend, View
 from tallei_desktop.gui.icons import app_icon
@@ -56,7 +57,14 @@ class MainWindow(QMainWindow):
     quit_requested = Signal()
 
     def __init__(
-        self, settings: Settings, backend: Backend, ops: Ops, *, has_tray: bool, parent: QWidget | None = None
+        self,
+        settings: Settings,
+        backend: Backend,
+        ops: Ops,
+        *,
+        has_tray: bool,
+        secrets: SecretStore | None = None,
+        parent: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
         self.has_tray = has_tray
@@ -67,7 +75,7 @@ class MainWindow(QMainWindow):
         self.conflicts_page = ConflictsPage(backend, ops, self)
         self.recall_page = RecallPage(backend, ops, self)
         self.assistants_page = AssistantsPage(backend, ops, self)
-        self.settings_page = SettingsPage(settings, backend, ops, self)
+        self.settings_page = SettingsPage(settings, backend, ops, secrets=secrets, parent=self)
         pages: dict[PageName, QWidget] = {PageName(v.value): p for v, p in self.memory_pages.items()}
         pages[PageName.CONFLICTS] = self.conflicts_page
         pages[PageName.RECALL] = self.recall_page

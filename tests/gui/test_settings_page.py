@@ -88,3 +88,28 @@ def test_a_download_shows_its_progress(qtbot: QtBot, tmp_path: Path, backend: Ba
     page.show_model(ModelStatus(ModelState.READY, "Semantic search is on.", None, None, None))
     assert not page.model_progress.isVisibleTo(page)
     assert page.model_state.text() == "Semantic search is on."
+
+
+def test_start_at_login_adds_and_removes_the_autostart_entry(
+    qtbot: QtBot, tmp_path: Path, backend: Backend, ops: Ops
+) -> None:
+    config = tmp_path / "config.toml"
+    folder = tmp_path / "autostart"
+    page = SettingsPage(
+        _settings(tmp_path),
+        backend,
+        ops,
+        save=lambda changes: save_settings(changes, config_path=config),
+        autostart_dir=folder,
+    )
+    qtbot.addWidget(page)
+    page.start_at_login.setChecked(True)
+    with qtbot.waitSignal(page.saved, timeout=WAIT_MS):
+        page.save_button.click()
+    entry = (folder / "tallei-desktop.desktop").read_text(encoding="utf-8")
+    assert "-m tallei_desktop gui" in entry and entry.startswith("[Desktop Entry]")
+    assert load_settings(environ={}, config_path=config).start_at_login
+    page.start_at_login.setChecked(False)
+    with qtbot.waitSignal(page.saved, timeout=WAIT_MS):
+        page.save_button.click()
+    assert not (folder / "tallei-desktop.desktop").exists()

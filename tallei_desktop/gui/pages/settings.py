@@ -7,6 +7,8 @@ Tallei starts; the passphrase is changed in the key file at once.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
 
 from PySide6.QtCore import QTimer, Signal
 from PySide6.QtGui import QHideEvent, QShowEvent
@@ -30,6 +32,7 @@ from tallei_desktop.config import Settings, save_settings
 from tallei_desktop.core.embeddings import ModelState, ModelStatus
 from tallei_desktop.core.errors import KnownError
 from tallei_desktop.core.keys import KeyMethod, SecretStore
+from tallei_desktop.gui import autostart
 from tallei_desktop.gui.backend import Backend
 from tallei_desktop.gui.ops import Ops
 
@@ -102,6 +105,7 @@ class SettingsPage(QWidget):
         *,
         secrets: SecretStore | None = None,
         save: Callable[[dict[str, object]], object] = save_settings,
+        autostart_dir: Path | None = None,
         parent: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
@@ -109,6 +113,7 @@ class SettingsPage(QWidget):
         self._ops = ops
         self._secrets = secrets
         self._save = save
+        self._autostart_dir = autostart_dir
         self._settings = settings
 
         store = QGroupBox("Your memories", self)
@@ -161,6 +166,7 @@ class SettingsPage(QWidget):
         self.notify_conflicts.setChecked(settings.notify_conflicts)
         self.start_at_login = QCheckBox("Start Tallei when I &log in", prefs)
         self.start_at_login.setChecked(settings.start_at_login)
+        self.start_at_login.setEnabled(autostart.supported())
         form.addRow("Recent memories:", self.short_term_days)
         form.addRow("Preferences budget:", self.preference_budget)
         form.addRow("Long-term budget:", self.long_term_budget)
@@ -264,7 +270,14 @@ class SettingsPage(QWidget):
             self._say("Nothing to save: the settings are as Tallei started with them.")
             return
 
+        def write() -> object:
+            path = self._save(changes)
+            if "start_at_login" in changes:
+                autostart.apply(bool(changes["start_at_login"]), self._autostart_dir)
+            return path
+
         def done(path: object) -> None:
+            self._settings = replace(self._settings, **changes)  # type: ignore[arg-type]
             self._say(f"Saved to {path}. The changes apply the next time Tallei starts.")
 
         def failed(error: Exception) -> None:
@@ -273,7 +286,7 @@ class SettingsPage(QWidget):
             else:
                 self._ops.report(error)
 
-        self._ops.run(lambda: self._save(changes), done, failed)
+        self._ops.run(write, done, failed)
 
     def _say(self, text: str) -> None:
         self.status.setText(text)

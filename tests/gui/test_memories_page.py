@@ -119,7 +119,10 @@ def test_filters_and_search(qtbot: QtBot, service: MemoryService, backend: Backe
     assert [m.content for m in page.model.memories()] == ["Billing runs on the first of the month"]
     with qtbot.waitSignal(page.loaded, timeout=WAIT_MS):
         page.type_filter.setCurrentIndex(0)
+    with qtbot.waitSignal(page.loaded, timeout=WAIT_MS):
         page.platform_filter.setCurrentIndex(0)
+    assert page.model.rowCount() == 3
+    with qtbot.waitSignal(page.loaded, timeout=WAIT_MS):
         page.search.setText("billing")
         page.search.returnPressed.emit()
     assert {m.content for m in page.model.memories()} == {

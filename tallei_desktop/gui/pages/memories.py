@@ -102,6 +102,9 @@ class MemoriesPage(QWidget):
         self.table.setModel(self.model)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        # No column sorts at first (most recently changed first): enabling sorting would sort by
+        # the indicator's column at once.
+        self.table.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.DescendingOrder)
         self.table.setSortingEnabled(True)
         self.table.horizontalHeader().setSortIndicatorShown(False)
         header = self.table.horizontalHeader()

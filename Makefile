@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test lint bench bench-mcp bench-listing bench-gui screenshots clean
+.PHONY: run test lint bench bench-mcp bench-listing bench-quality bench-gui screenshots clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -38,6 +38,9 @@ screenshots: $(STAMP)
 
 bench-listing: $(STAMP)
 	$(BIN)/python bench/bench_listing.py $(BENCH_ARGS)
+
+bench-quality: $(STAMP)
+	$(BIN)/python bench/bench_quality.py $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

@@ -19,7 +19,7 @@ from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QApplication, QMessageBox, QSystemTrayIcon
 
 from tallei_desktop.config import Settings
-from tallei_desktop.core.models import Conflict
+from tallei_desktop.core import Conflict
 from tallei_desktop.gui.backend import Backend
 from tallei_desktop.gui.icons import app_icon
 from tallei_desktop.gui.main_window import MainWindow

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from PySide6.QtCore import QStandardPaths
 
-from tallei_desktop.core.errors import StoreUnavailable
+from tallei_desktop.core import StoreUnavailable
 from tallei_desktop.gui.icons import resources_dir
 
 __all__ = ["ENTRY_NAME", "apply", "autostart_dir", "supported"]

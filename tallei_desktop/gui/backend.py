@@ -11,7 +11,7 @@ import enum
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from tallei_desktop.core.models import (
+from tallei_desktop.core import (
     Bucket,
     Conflict,
     ConflictResolution,
@@ -27,7 +27,7 @@ from tallei_desktop.core.models import (
 )
 
 if TYPE_CHECKING:
-    from tallei_desktop.core.service import MemoryService
+    from tallei_desktop.core import MemoryService
 
 __all__ = ["Backend", "Changes", "ListQuery", "Page", "View"]
 

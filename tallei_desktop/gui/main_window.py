@@ -18,8 +18,7 @@ from PySide6.QtWidgets import (
 )
 
 from tallei_desktop.config import Settings
-from tallei_desktop.core.keys import SecretStore
-from tallei_desktop.core.models import Conflict
+from tallei_desktop.core import Conflict, SecretStore
 from tallei_desktop.gui.backend import Backend, View
 from tallei_desktop.gui.icons import app_icon
 from tallei_desktop.gui.ops import Ops

@@ -24,9 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from tallei_desktop.config import Settings
-from tallei_desktop.core.errors import KnownError, WrongKey
-from tallei_desktop.core.keys import KeyMethod, SecretStore
-from tallei_desktop.core.service import MemoryService
+from tallei_desktop.core import KeyMethod, KnownError, MemoryService, SecretStore, WrongKey
 from tallei_desktop.gui.ops import Ops
 
 __all__ = ["Opened", "PassphraseDialog", "Unlocker", "open_store"]
@@ -46,9 +44,8 @@ def open_store(settings: Settings, secrets: SecretStore, passphrase: str | None 
 
     Blocks; call it off the Qt thread. Raises :class:`WrongKey` for a wrong passphrase.
     """
-    from tallei_desktop.core.keys import random_token
+    from tallei_desktop.core import TOKEN_SECRET, random_token
     from tallei_desktop.factory import build_service
-    from tallei_desktop.mcp_server.entry import TOKEN_SECRET
 
     unlocked = secrets.with_passphrase(passphrase) if passphrase else secrets
     service = build_service(settings, secrets=unlocked)

@@ -26,7 +26,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from tallei_desktop.core.models import Memory, MemoryHistory, MemoryStatus, MemoryType, SortKey
+from tallei_desktop.core import Memory, MemoryHistory, MemoryStatus, MemoryType, SortKey
 from tallei_desktop.gui.backend import Backend, ListQuery, Page, View
 from tallei_desktop.gui.models import Column, MemoryTableModel, short_time
 from tallei_desktop.gui.ops import Ops

@@ -29,9 +29,7 @@ from PySide6.QtWidgets import (
 )
 
 from tallei_desktop.config import Settings, save_settings
-from tallei_desktop.core.embeddings import ModelState, ModelStatus
-from tallei_desktop.core.errors import KnownError
-from tallei_desktop.core.keys import KeyMethod, SecretStore
+from tallei_desktop.core import KeyMethod, KnownError, ModelState, ModelStatus, SecretStore
 from tallei_desktop.gui import autostart
 from tallei_desktop.gui.backend import Backend
 from tallei_desktop.gui.ops import Ops

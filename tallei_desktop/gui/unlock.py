@@ -179,6 +179,8 @@ class Unlocker(QObject):
         self._ops = ops
         self._secrets = secrets or build_secrets(settings)
         self.dialog: PassphraseDialog | None = None
+        #: The store did not exist: this run created it (the app then offers to connect assistants).
+        self.first_run = not settings.db_path.exists()
 
     def start(self) -> None:
         from tallei_desktop.factory import unlock_need

@@ -18,6 +18,7 @@ from pathlib import Path
 import apsw
 
 from tallei_desktop.core.errors import StoreBusy, StoreUnavailable
+from tallei_desktop.core.store.backup import copy_database
 from tallei_desktop.core.store.connection import map_errors, open_connection
 from tallei_desktop.core.store.migrations import migrate
 
@@ -125,6 +126,12 @@ class Database:
         with map_errors(self.path):
             row = self.reader().execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
         return int(row[0]) if row else 0
+
+    def backup_to(self, dest: Path) -> None:
+        """Copy the store, still encrypted with its key, to the new file ``dest``: online and consistent."""
+        if self._closed:
+            raise StoreUnavailable("The memory store is closed.")
+        copy_database(self.reader(), dest, self._key)
 
     def checkpoint(self) -> None:
         with map_errors(self.path):

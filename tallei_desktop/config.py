@@ -41,16 +41,20 @@ class Settings:
     short_term_budget: int = 1_700
     http_host: str = "127.0.0.1"
     http_port: int = 8765
+    export_passphrase: str | None = None  # encrypts exports; else passphrase; else asked on a terminal
+    backup_keep: int = 7
 
     @property
     def db_path(self) -> Path:
         return self.data_dir / "tallei.db"
 
-    def __repr__(self) -> str:  # never print the passphrase
-        shown = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "passphrase"}
-        secret = "set" if self.passphrase else "unset"
-        return f"Settings({shown}, passphrase={secret})"
+    def __repr__(self) -> str:  # never print a passphrase
+        shown = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in _SECRETS}
+        secrets = ", ".join(f"{name}={'set' if getattr(self, name) else 'unset'}" for name in _SECRETS)
+        return f"Settings({shown}, {secrets})"
 
+
+_SECRETS = ("passphrase", "export_passphrase")
 
 _ENV: dict[str, str] = {
     "TALLEI_DATA_DIR": "data_dir",
@@ -63,10 +67,19 @@ _ENV: dict[str, str] = {
     "TALLEI_SHORT_TERM_DAYS": "short_term_days",
     "TALLEI_HTTP_HOST": "http_host",
     "TALLEI_HTTP_PORT": "http_port",
+    "TALLEI_EXPORT_PASSPHRASE": "export_passphrase",
+    "TALLEI_BACKUP_KEEP": "backup_keep",
 }
 
 _PATHS = {"data_dir", "log_dir", "model_dir", "model_cache_dir"}
-_INTS = {"short_term_days", "preference_budget", "long_term_budget", "short_term_budget", "http_port"}
+_INTS = {
+    "short_term_days",
+    "preference_budget",
+    "long_term_budget",
+    "short_term_budget",
+    "http_port",
+    "backup_keep",
+}
 _BOOLS = {"allow_model_download"}
 
 
@@ -126,7 +139,7 @@ def load_settings(
         except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
             raise InvalidInput(f"Cannot read the settings file {path}: {exc}. Fix or remove it.") from None
         for key, value in table.items():
-            if key not in known or key == "passphrase":
+            if key not in known or key in _SECRETS:
                 raise InvalidInput(f"{path}: unknown setting {key!r}.")
             values[key] = _coerce(key, value, str(path))
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 
 from tallei_desktop.config import Settings
+from tallei_desktop.core.backup import backups_dir
 from tallei_desktop.core.embeddings import Embedder, FastEmbedEmbedder
 from tallei_desktop.core.keys import SecretStore
 from tallei_desktop.core.retrieval import Budgets
@@ -62,5 +63,7 @@ def build_service(
         ),
     )
     if background:
+        # Every long-running process offers to back up; the files decide, so it is one a day in all.
+        service.configure_backups(backups_dir(settings.db_path), keep=settings.backup_keep)
         service.start_background()
     return service

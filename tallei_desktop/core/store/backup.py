@@ -13,7 +13,7 @@ from pathlib import Path
 
 import apsw
 
-from tallei_desktop.core.errors import StoreBusy, StoreUnavailable
+from tallei_desktop.core.errors import StoreBusy, StoreDamaged, StoreUnavailable, WrongKey
 from tallei_desktop.core.store.connection import map_errors, open_connection
 
 __all__ = ["copy_database", "exclusive_store", "verify_store"]
@@ -45,7 +45,13 @@ def verify_store(path: Path, key: bytes, *, key_source: str) -> None:
     StoreUnavailable saying why."""
     if not path.is_file():
         raise StoreUnavailable(f"There is no backup at {path}.")
-    conn = open_connection(path, key, key_source=key_source, readonly=True)
+    try:
+        conn = open_connection(path, key, key_source=key_source, readonly=True)
+    except (WrongKey, StoreDamaged):
+        raise WrongKey(
+            f"{path} does not open with the key from {key_source}: it is not a backup of this store, "
+            "or it is damaged. Choose another backup."
+        ) from None
     try:
         with map_errors(path):
             verdict = conn.execute("PRAGMA quick_check").fetchall()

@@ -354,18 +354,21 @@ def _export_passphrase(settings: Settings, *, twice: bool) -> str:
     return first
 
 
-def _export(service: MemoryService, args: argparse.Namespace, settings: Settings) -> int:
+def _cmd_export(args: argparse.Namespace, settings: Settings) -> int:
     from tallei_desktop.core.transfer import encode_export, write_new_file
 
     if args.out.exists() and not args.force:
         raise InvalidInput(f"{args.out} already exists; choose another name or add --force to replace it.")
     passphrase = None if args.plain else _export_passphrase(settings, twice=True)
-    document = service.export_memories()
+    service = _open(settings, background=False)
+    try:
+        document = service.export_memories()
+    finally:
+        service.close()
     write_new_file(args.out, encode_export(document, passphrase), force=args.force)
     kind = "plain JSON" if args.plain else "encrypted"
-    print(
-        f"exported {len(document['memories'])} memories and {len(document['conflicts'])} conflicts to {args.out} ({kind})"
-    )
+    memories, conflicts = len(document["memories"]), len(document["conflicts"])
+    print(f"exported {memories} memories and {conflicts} conflicts to {args.out} ({kind})")
     return 0
 
 
@@ -440,7 +443,7 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace, Settings], int]] = {
     "serve": _cmd_serve,
     "token": _cmd_token,
     "connect": _cmd_connect,
-    "export": _with_settings(_export),
+    "export": _cmd_export,
     "import": _with_settings(_import),
     "backup": _with_settings(_backup),
     "restore": _cmd_restore,

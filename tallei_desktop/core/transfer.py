@@ -67,6 +67,8 @@ _SALT_BYTES = 16
 _NONCE_BYTES = 12
 _MAX_HEADER = 4096
 _PROVENANCE_ACTIONS = frozenset({"saved", "confirmed", "edited"})
+#: Forgetting one side of an open conflict settles it as "forgotten", beside the person's resolutions.
+_RESOLUTIONS = frozenset({r.value for r in ConflictResolution} | {"forgotten"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,7 +79,7 @@ class ExportedConflict:
     status: ConflictStatus
     created_at: datetime
     resolved_at: datetime | None
-    resolution: ConflictResolution | None
+    resolution: str | None  # a ConflictResolution, or "forgotten" when one side was forgotten
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,7 +140,7 @@ def conflict_record(conflict: ExportedConflict) -> dict[str, Any]:
         "status": str(conflict.status),
         "created_at": _iso(conflict.created_at),
         "resolved_at": _iso(conflict.resolved_at),
-        "resolution": str(conflict.resolution) if conflict.resolution is not None else None,
+        "resolution": conflict.resolution,
     }
 
 
@@ -419,8 +421,16 @@ def _conflict(raw: object, index: int, known: set[str]) -> ExportedConflict:
         status=status,
         created_at=f.required_time("created_at"),
         resolved_at=f.time("resolved_at", optional=True),
-        resolution=f.choice("resolution", ConflictResolution, optional=True),
+        resolution=_resolution(f),
     )
+
+
+def _resolution(f: _Fields) -> str | None:
+    value = f.text("resolution", optional=True)
+    if value is not None and value not in _RESOLUTIONS:
+        names = ", ".join(sorted(_RESOLUTIONS))
+        raise InvalidInput(f"{f.where}: 'resolution' is {value[:40]!r}; expected one of: {names}.")
+    return value
 
 
 def parse_document(document: Mapping[str, Any]) -> ParsedExport:

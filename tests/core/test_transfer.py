@@ -290,8 +290,9 @@ def _populate(service: MemoryService, clock: Clock, n: int) -> None:
     for mid in ids[::11]:
         service.forget(mid)
     service.run_maintenance()
-    for conflict in service.conflicts()[:6]:
-        service.resolve_conflict(conflict.id, "keep_both" if conflict.id < "c8" else "keep_first")
+    for i, conflict in enumerate(service.conflicts()[:6]):
+        service.resolve_conflict(conflict.id, "keep_both" if i % 2 else "keep_first")
+    service.forget(service.conflicts()[0].memory_b.id)  # settles that conflict as "forgotten"
 
 
 @pytest.fixture(scope="module")
@@ -319,6 +320,7 @@ def test_big_store_has_every_status_and_conflicts(big_store: dict[str, Any]) -> 
     assert sum(m["pinned"] for m in memories) > 300
     statuses = {c["status"] for c in big_store["conflicts"]}
     assert statuses == {ConflictStatus.OPEN.value, ConflictStatus.RESOLVED.value}
+    assert {"keep_both", "keep_first", "forgotten"} <= {c["resolution"] for c in big_store["conflicts"]}
 
 
 @pytest.mark.parametrize("passphrase", ["a long export passphrase", None], ids=["encrypted", "plain"])

@@ -20,7 +20,7 @@ from datetime import datetime
 
 import apsw
 
-from tallei_desktop.core.models import ConflictResolution, ConflictStatus, Memory, MemoryStatus, Provenance
+from tallei_desktop.core.models import ConflictStatus, Memory, MemoryStatus, Provenance
 from tallei_desktop.core.store import queries as q
 from tallei_desktop.core.store.database import bump_generation
 from tallei_desktop.core.transfer import ExportedConflict, ImportReport, ParsedExport
@@ -52,7 +52,7 @@ def export_all(conn: apsw.Connection) -> tuple[list[Memory], list[ExportedConfli
             status=ConflictStatus(str(status)),
             created_at=q.to_dt(float(created)),
             resolved_at=q.to_dt(float(resolved)) if resolved is not None else None,
-            resolution=ConflictResolution(str(how)) if how is not None else None,
+            resolution=str(how) if how is not None else None,
         )
         for cid, a, b, status, created, resolved, how in conn.execute(
             "SELECT c.id, a.id, b.id, c.status, c.created_at, c.resolved_at, c.resolution FROM conflicts c "
@@ -143,7 +143,7 @@ def _import_conflicts(
                 str(c.status),
                 c.created_at.timestamp(),
                 _ts(c.resolved_at),
-                str(c.resolution) if c.resolution is not None else None,
+                c.resolution,
             ),
         )
         added += 1

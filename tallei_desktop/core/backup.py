@@ -9,14 +9,21 @@ moves the current file aside as ``tallei.db.replaced-YYYYmmdd-HHMMSS`` and puts 
 from __future__ import annotations
 
 import os
-import re
 import shutil
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from tallei_desktop.core.errors import StoreDamaged, StoreUnavailable
-from tallei_desktop.core.store.backup import exclusive_store, verify_store
+from tallei_desktop.core.errors import StoreUnavailable
+from tallei_desktop.core.store.backup import (
+    BackupInfo,
+    backups_dir,
+    damaged_store_error,
+    exclusive_store,
+    list_backups,
+    newest_backup,
+    verify_store,
+)
 
 __all__ = [
     "AUTO_BACKUP_EVERY",
@@ -35,51 +42,13 @@ __all__ = [
 
 DEFAULT_KEEP = 7
 AUTO_BACKUP_EVERY = timedelta(days=1)
-_NAME = re.compile(r"^tallei-(\d{8}-\d{6})(?:-(\d+))?\.db$")
 _STAMP = "%Y%m%d-%H%M%S"
-
-
-@dataclass(frozen=True, slots=True)
-class BackupInfo:
-    path: Path
-    taken_at: datetime  # from the file name, UTC
-    size: int  # bytes
 
 
 @dataclass(frozen=True, slots=True)
 class RestoreResult:
     restored_from: Path
     replaced: Path | None  # where the previous store file now is (None if there was none)
-
-
-def backups_dir(db_path: Path) -> Path:
-    """The folder holding the backups of the store at ``db_path``."""
-    return db_path.parent / "backups"
-
-
-def list_backups(folder: Path) -> list[BackupInfo]:
-    """The backups in ``folder``, newest first; files not named like a backup are ignored."""
-    found: list[tuple[datetime, int, BackupInfo]] = []
-    try:
-        entries = list(os.scandir(folder))
-    except FileNotFoundError:
-        return []
-    except OSError as exc:
-        raise StoreUnavailable(f"Cannot read the backup folder {folder}: {exc.strerror}.") from None
-    for entry in entries:
-        match = _NAME.match(entry.name)
-        if match is None or not entry.is_file():
-            continue
-        taken = datetime.strptime(match[1], _STAMP).replace(tzinfo=UTC)
-        info = BackupInfo(Path(entry.path), taken, entry.stat().st_size)
-        found.append((taken, int(match[2] or 0), info))
-    found.sort(key=lambda t: (t[0], t[1]), reverse=True)
-    return [info for _, _, info in found]
-
-
-def newest_backup(folder: Path) -> Path | None:
-    backups = list_backups(folder)
-    return backups[0].path if backups else None
 
 
 def new_backup_path(folder: Path, now: datetime) -> Path:
@@ -111,16 +80,6 @@ def backup_due(folder: Path, now: datetime, every: timedelta = AUTO_BACKUP_EVERY
     """
     backups = list_backups(folder)
     return not backups or now - backups[0].taken_at >= every
-
-
-def damaged_store_error(db_path: Path, detail: str) -> StoreDamaged:
-    """The error for a store file that fails the cipher's page check, naming the way back."""
-    newest = newest_backup(backups_dir(db_path))
-    if newest is not None:
-        advice = f"Restore the newest backup, {newest}, with `tallei-desktop restore`."
-    else:
-        advice = f"There is no backup in {backups_dir(db_path)}; move the file away and import an export."
-    return StoreDamaged(f"The memory store at {db_path} is damaged ({detail}). {advice}")
 
 
 def _fsync_dir(folder: Path) -> None:

@@ -1,4 +1,5 @@
-"""SQLite-level backup work: online copies, checking a copy opens, and taking the store for a restore.
+"""Backup work at the file level: online copies, checking a copy opens, taking the store for a
+restore, and finding the backup files (the damaged-store error names the newest one).
 
 A copy is written through SQLite's online backup API into a connection keyed with the store's own
 key, so SQLite3 Multiple Ciphers re-encrypts every page on the way: the copy is as encrypted as the
@@ -8,7 +9,11 @@ store, and consistent even while other processes write.
 from __future__ import annotations
 
 import contextlib
+import os
+import re
 from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 import apsw
@@ -16,7 +21,67 @@ import apsw
 from tallei_desktop.core.errors import StoreBusy, StoreDamaged, StoreUnavailable, WrongKey
 from tallei_desktop.core.store.connection import map_errors, open_connection
 
-__all__ = ["copy_database", "exclusive_store", "verify_store"]
+__all__ = [
+    "BackupInfo",
+    "backups_dir",
+    "copy_database",
+    "damaged_store_error",
+    "exclusive_store",
+    "list_backups",
+    "newest_backup",
+    "verify_store",
+]
+
+#: tallei-YYYYmmdd-HHMMSS.db, with -N added when two are taken in the same second.
+_NAME = re.compile(r"^tallei-(\d{8}-\d{6})(?:-(\d+))?\.db$")
+_STAMP = "%Y%m%d-%H%M%S"
+
+
+@dataclass(frozen=True, slots=True)
+class BackupInfo:
+    path: Path
+    taken_at: datetime  # from the file name, UTC
+    size: int  # bytes
+
+
+def backups_dir(db_path: Path) -> Path:
+    """The folder holding the backups of the store at ``db_path``."""
+    return db_path.parent / "backups"
+
+
+def list_backups(folder: Path) -> list[BackupInfo]:
+    """The backups in ``folder``, newest first; files not named like a backup are ignored."""
+    found: list[tuple[datetime, int, BackupInfo]] = []
+    try:
+        entries = list(os.scandir(folder))
+    except FileNotFoundError:
+        return []
+    except OSError as exc:
+        raise StoreUnavailable(f"Cannot read the backup folder {folder}: {exc.strerror}.") from None
+    for entry in entries:
+        match = _NAME.match(entry.name)
+        if match is None or not entry.is_file():
+            continue
+        taken = datetime.strptime(match[1], _STAMP).replace(tzinfo=UTC)
+        info = BackupInfo(Path(entry.path), taken, entry.stat().st_size)
+        found.append((taken, int(match[2] or 0), info))
+    found.sort(key=lambda t: (t[0], t[1]), reverse=True)
+    return [info for _, _, info in found]
+
+
+def newest_backup(folder: Path) -> Path | None:
+    backups = list_backups(folder)
+    return backups[0].path if backups else None
+
+
+def damaged_store_error(db_path: Path, detail: str) -> StoreDamaged:
+    """The error for a store file that fails the cipher's page check, naming the way back."""
+    newest = newest_backup(backups_dir(db_path))
+    if newest is not None:
+        advice = f"Restore the newest backup, {newest}, with `tallei-desktop restore`."
+    else:
+        advice = f"There is no backup in {backups_dir(db_path)}; move the file away and import an export."
+    return StoreDamaged(f"The memory store at {db_path} is damaged ({detail}). {advice}")
 
 
 def _keyed(path: Path, key: bytes) -> apsw.Connection:

@@ -345,10 +345,12 @@ def _export_passphrase(settings: Settings, *, twice: bool) -> str:
     if not sys.stdin.isatty():
         raise InvalidInput(
             "An export passphrase is needed: set TALLEI_EXPORT_PASSPHRASE, run on a terminal, or use --plain."
+            if twice
+            else "This export is encrypted: set TALLEI_EXPORT_PASSPHRASE, or run on a terminal to type it."
         )
     first = getpass.getpass("Export passphrase: ")
     if not first:
-        raise InvalidInput("The passphrase is empty; nothing was written.")
+        raise InvalidInput("The passphrase is empty; nothing was done.")
     if twice and getpass.getpass("Repeat the passphrase: ") != first:
         raise InvalidInput("The two passphrases differ; nothing was written.")
     return first

@@ -162,3 +162,65 @@ def test_damaged_store_names_the_newest_backup(env: dict[str, str], tmp_path: Pa
     store.write_bytes(bytes(data))
     message = one_line_error(run(env, "list"))
     assert "damaged" in message and str(backup) in message and "tallei-desktop restore" in message
+
+
+class _Terminal:
+    """Stands in for a person at a terminal: answers each getpass prompt in turn."""
+
+    def __init__(self, *answers: str) -> None:
+        self.answers = list(answers)
+        self.prompts: list[str] = []
+
+    def __call__(self, prompt: str = "") -> str:
+        self.prompts.append(prompt)
+        return self.answers.pop(0)
+
+
+@pytest.mark.parametrize(
+    ("answers", "twice", "outcome"),
+    [
+        (("typed secret", "typed secret"), True, "typed secret"),
+        (("typed secret", "typo secret"), True, "differ"),
+        (("",), True, "empty"),
+        (("typed secret",), False, "typed secret"),
+    ],
+)
+def test_passphrase_is_asked_on_a_terminal_twice_for_export(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, answers: tuple[str, ...], twice: bool, outcome: str
+) -> None:
+    from tallei_desktop import cli
+    from tallei_desktop.config import Settings
+    from tallei_desktop.core.errors import InvalidInput
+
+    terminal = _Terminal(*answers)
+    monkeypatch.setattr(cli.getpass, "getpass", terminal)
+    monkeypatch.setattr(cli.sys, "stdin", type("Tty", (), {"isatty": staticmethod(lambda: True)})())
+    settings = Settings(data_dir=tmp_path, log_dir=tmp_path)
+    if outcome == "typed secret":
+        assert cli._export_passphrase(settings, twice=twice) == "typed secret"
+        assert len(terminal.prompts) == (2 if twice else 1)
+    else:
+        with pytest.raises(InvalidInput, match=outcome):
+            cli._export_passphrase(settings, twice=twice)
+
+
+def test_settings_take_the_export_passphrase_and_backup_count_from_the_environment(tmp_path: Path) -> None:
+    from tallei_desktop.config import load_settings
+    from tallei_desktop.core.errors import InvalidInput
+
+    absent = tmp_path / "absent.toml"
+    settings = load_settings(
+        environ={"TALLEI_EXPORT_PASSPHRASE": "hunter2-export", "TALLEI_BACKUP_KEEP": "3"}, config_path=absent
+    )
+    assert settings.export_passphrase == "hunter2-export" and settings.backup_keep == 3
+    assert "hunter2" not in repr(settings) and "export_passphrase=set" in repr(settings)
+    assert load_settings(environ={}, config_path=absent).backup_keep == 7
+    with pytest.raises(InvalidInput, match="backup_keep"):
+        load_settings(environ={"TALLEI_BACKUP_KEEP": "0"}, config_path=absent)
+    secret_file = tmp_path / "config.toml"
+    secret_file.write_text('export_passphrase = "in a file"\n', encoding="utf-8")
+    with pytest.raises(InvalidInput, match="unknown setting"):
+        load_settings(environ={}, config_path=secret_file)
+    kept = tmp_path / "keep.toml"
+    kept.write_text("backup_keep = 14\n", encoding="utf-8")
+    assert load_settings(environ={}, config_path=kept).backup_keep == 14

@@ -105,6 +105,7 @@ def restore_backup(
     verify_store(source, key, key_source=key_source)
     staged = db_path.with_name(f".{db_path.name}.restoring")
     try:
+        db_path.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(source, staged)
         with staged.open("rb+") as f:
             os.fsync(f.fileno())

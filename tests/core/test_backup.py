@@ -227,3 +227,16 @@ def test_damaged_store_without_backup_says_so(make_service: ServiceFactory) -> N
         service = make_service()
         service.list(limit=500)
         service.search("padded words")
+
+
+def test_restore_onto_a_computer_without_a_store_puts_the_backup_in_place(
+    make_service: ServiceFactory, clock: Clock, tmp_path: Path
+) -> None:
+    service = make_service()
+    service.save("Carried to a new computer")
+    backup = service.backup_now(tmp_path / "carried")
+    service.close()
+    target = tmp_path / "new-computer" / "data" / "tallei.db"
+    result = restore_backup(target, KEY, backup, key_source="test key", now=clock())
+    assert result.replaced is None
+    assert _contents(target) == ["Carried to a new computer"]

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from tallei_desktop import __version__
 from tallei_desktop.config import Settings, load_settings
-from tallei_desktop.core.errors import BugError, InvalidInput, KnownError
+from tallei_desktop.core.errors import BugError, InvalidInput, KeyUnavailable, KnownError, WrongKey
 from tallei_desktop.core.models import Bucket, Memory, MemoryType
 
 if TYPE_CHECKING:  # the service pulls in numpy and apsw: not needed to start `mcp`
@@ -461,6 +461,15 @@ def _configure_logging(verbose: bool) -> None:
     )
 
 
+def _advice(exc: KnownError) -> str:
+    """What a person at the command line can do about a key problem (the core only describes it)."""
+    if isinstance(exc, WrongKey):
+        return " Set TALLEI_PASSPHRASE to the passphrase this store was created with, then try again."
+    if isinstance(exc, KeyUnavailable):
+        return " If the store key is guarded by a passphrase, set TALLEI_PASSPHRASE to it, then try again."
+    return ""
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     _configure_logging(args.verbose)
@@ -472,7 +481,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         settings = _settings(args)
         return _COMMANDS[command](args, settings)
     except KnownError as exc:
-        print(f"tallei-desktop: {exc}", file=sys.stderr)
+        print(f"tallei-desktop: {exc}{_advice(exc)}", file=sys.stderr)
         return 2
     except (BugError, Exception) as exc:
         log.exception("internal error")

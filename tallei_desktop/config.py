@@ -6,16 +6,21 @@ This is the only module that reads ``os.environ``. Nothing happens at import tim
 
 from __future__ import annotations
 
+import contextlib
+import math
 import os
+import re
+import secrets
+import sys
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
-from tallei_desktop.core.errors import InvalidInput
+from tallei_desktop.core.errors import InvalidInput, KnownError
 
-__all__ = ["Settings", "default_config_path", "load_settings"]
+__all__ = ["Settings", "default_config_path", "dump_toml", "load_settings", "save_settings"]
 
 APP_NAME = "tallei-desktop"
 
@@ -41,6 +46,8 @@ class Settings:
     short_term_budget: int = 1_700
     http_host: str = "127.0.0.1"
     http_port: int = 8765
+    start_at_login: bool = False
+    notify_conflicts: bool = True
     export_passphrase: str | None = None  # encrypts exports; else passphrase; else asked on a terminal
     backup_keep: int = 7
 
@@ -67,6 +74,8 @@ _ENV: dict[str, str] = {
     "TALLEI_SHORT_TERM_DAYS": "short_term_days",
     "TALLEI_HTTP_HOST": "http_host",
     "TALLEI_HTTP_PORT": "http_port",
+    "TALLEI_START_AT_LOGIN": "start_at_login",
+    "TALLEI_NOTIFY_CONFLICTS": "notify_conflicts",
     "TALLEI_EXPORT_PASSPHRASE": "export_passphrase",
     "TALLEI_BACKUP_KEEP": "backup_keep",
 }
@@ -80,7 +89,7 @@ _INTS = {
     "http_port",
     "backup_keep",
 }
-_BOOLS = {"allow_model_download"}
+_BOOLS = {"allow_model_download", "start_at_login", "notify_conflicts"}
 
 
 def default_config_path(environ: Mapping[str, str] | None = None) -> Path:
@@ -156,3 +165,120 @@ def load_settings(
     if settings.model_cache_dir is None:
         settings = replace(settings, model_cache_dir=Path(dirs.user_cache_dir) / "models")
     return settings
+
+
+def save_settings(changes: Mapping[str, object], *, config_path: Path | None = None) -> Path:
+    """Write ``changes`` into the settings file and return its path; change nothing on bad input.
+
+    Each value is checked as :func:`load_settings` checks it (``InvalidInput`` names the first bad
+    one); ``None`` removes the setting so its default applies again. The passphrase is never
+    written. Every other entry already in the file, known or not, keeps its value and order;
+    comments are not kept. The file is replaced in one step (a temporary file in the same folder,
+    flushed to disk, then renamed) and is readable by its owner only. Raises ``KnownError`` when
+    the folder or file cannot be written.
+    """
+    path = config_path or default_config_path()
+    known = {f.name for f in fields(Settings)}
+    updates: dict[str, object] = {}
+    for name, value in changes.items():
+        if name in _SECRETS:
+            raise InvalidInput("A passphrase is never written to the settings file.")
+        if name not in known:
+            raise InvalidInput(f"Unknown setting {name!r}.")
+        if value is None:
+            updates[name] = None
+            continue
+        coerced = _coerce(name, str(value) if isinstance(value, Path) else value, str(path))
+        updates[name] = str(coerced) if isinstance(coerced, Path) else coerced
+
+    table: dict[str, Any] = {}
+    if path.is_file():
+        try:
+            table = tomllib.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+            raise InvalidInput(f"Cannot read the settings file {path}: {exc}. Fix or remove it.") from None
+    for name, value in updates.items():
+        if value is None:
+            table.pop(name, None)
+        else:
+            table[name] = value
+    _write_atomically(path, dump_toml(table).encode("utf-8"))
+    return path
+
+
+def _write_atomically(path: Path, data: bytes) -> None:
+    folder = path.parent
+    tmp = folder / f".{path.name}.{secrets.token_hex(8)}.tmp"
+    try:
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            if sys.platform != "win32":
+                os.fchmod(fd, 0o600)  # the umask may have taken bits from the mode above
+            os.write(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink(missing_ok=True)
+        raise KnownError(
+            f"Cannot write the settings file {path}: {exc.strerror or exc}. "
+            "Check free disk space and the permissions of its folder."
+        ) from exc
+    if sys.platform != "win32":
+        # Some file systems refuse to fsync a folder; the file's own fsync above still holds then.
+        with contextlib.suppress(OSError):
+            dir_fd = os.open(folder, os.O_RDONLY)
+            try:
+                os.fsync(dir_fd)
+            finally:
+                os.close(dir_fd)
+
+
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n", "\f": "\\f", "\r": "\\r"}
+
+
+def dump_toml(table: Mapping[str, object]) -> str:
+    """A TOML document holding ``table``'s flat entries, in order, that ``tomllib`` reads back equal.
+
+    Values may be text, whole numbers, floats, booleans, or lists of these. Nested tables and
+    dates are not needed by the settings file: they raise ``InvalidInput``.
+    """
+    return "".join(f"{_toml_key(key)} = {_toml_value(key, value)}\n" for key, value in table.items())
+
+
+def _toml_key(key: str) -> str:
+    return key if _BARE_KEY.fullmatch(key) else _toml_string(key)
+
+
+def _toml_string(text: str) -> str:
+    out = []
+    for char in text:
+        if char in _ESCAPES:
+            out.append(_ESCAPES[char])
+        elif ord(char) < 0x20 or ord(char) == 0x7F:
+            out.append(f"\\u{ord(char):04X}")
+        else:
+            out.append(char)
+    return '"' + "".join(out) + '"'
+
+
+def _toml_value(key: str, value: object) -> str:
+    if isinstance(value, bool):  # before int: a bool is an int to Python
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "nan"
+        if math.isinf(value):
+            return "inf" if value > 0 else "-inf"
+        return repr(value)
+    if isinstance(value, str):
+        return _toml_string(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml_value(key, item) for item in value) + "]"
+    raise InvalidInput(f"The setting {key!r} holds a {type(value).__name__}, which Tallei cannot write.")

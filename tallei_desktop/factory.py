@@ -3,22 +3,57 @@
 from __future__ import annotations
 
 import logging
+from typing import Literal
 
 from tallei_desktop.config import Settings
 from tallei_desktop.core.backup import backups_dir
 from tallei_desktop.core.embeddings import Embedder, FastEmbedEmbedder
-from tallei_desktop.core.keys import SecretStore
+from tallei_desktop.core.errors import KeyUnavailable, WrongKey
+from tallei_desktop.core.keys import KeyMethod, SecretStore
 from tallei_desktop.core.retrieval import Budgets
 from tallei_desktop.core.service import MemoryService
 from tallei_desktop.core.store.database import Database
 
-__all__ = ["build_embedder", "build_secrets", "build_service"]
+__all__ = ["build_embedder", "build_secrets", "build_service", "unlock_need"]
 
 log = logging.getLogger(__name__)
 
 
 def build_secrets(settings: Settings) -> SecretStore:
     return SecretStore(settings.data_dir, passphrase=settings.passphrase)
+
+
+def unlock_need(
+    settings: Settings, *, secrets: SecretStore | None = None
+) -> Literal["ready", "passphrase", "create"]:
+    """What opening the store needs from the person before :func:`build_service` can succeed.
+
+    - ``"ready"``: the key is at hand (in the OS keyring, or opened by the passphrase in
+      ``settings``).
+    - ``"passphrase"``: the key is guarded by a passphrase and none that opens it was given;
+      ask for one and pass it as ``build_service(..., passphrase=...)``.
+    - ``"create"``: there is no store and no key yet; let the person choose where the key is
+      kept, then call ``secrets.create_store_key(...)`` and pass those secrets to
+      ``build_service``.
+
+    Raises :class:`KeyUnavailable` when a store exists but its key cannot be found (a locked or
+    emptied keyring), and :class:`StoreUnavailable` when the key file cannot be read.
+    """
+    secrets = secrets or build_secrets(settings)
+    method = secrets.key_method()
+    if method is None:
+        if settings.db_path.exists():
+            # Raises, naming what is missing: a fresh key could never open the existing store.
+            secrets.store_key(create=False)
+            return "ready"
+        return "create"
+    if method is KeyMethod.KEYRING:
+        return "ready"
+    try:
+        secrets.store_key(create=False)
+    except (KeyUnavailable, WrongKey):  # no passphrase given, or not the right one
+        return "passphrase"
+    return "ready"
 
 
 def build_embedder(settings: Settings) -> FastEmbedEmbedder:
@@ -37,13 +72,18 @@ def build_service(
     secrets: SecretStore | None = None,
     background: bool = True,
     preload_model: bool = True,
+    passphrase: str | None = None,
 ) -> MemoryService:
     """Unlock and open the store, and (by default) start the background worker and model load.
 
-    An existing store is never given a fresh key: if its key cannot be found, this fails with
+    ``passphrase``, when given, is tried instead of the one in ``settings`` (a person typed it);
+    a wrong one raises :class:`WrongKey` and changes nothing, so the caller may ask again. An
+    existing store is never given a fresh key: if its key cannot be found, this fails with
     :class:`KeyUnavailable` instead of creating a key that could not open it anyway.
     """
     secrets = secrets or build_secrets(settings)
+    if passphrase is not None:
+        secrets = secrets.with_passphrase(passphrase)
     exists = settings.db_path.exists()
     key = secrets.store_key(create=not exists)
     db = Database(settings.db_path, key.key, key_source=key.source)

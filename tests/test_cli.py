@@ -90,7 +90,8 @@ def test_wrong_passphrase_is_a_clear_error(env: dict[str, str]) -> None:
     assert run(env, "save", "a memory").returncode == 0
     wrong = run({**env, "TALLEI_PASSPHRASE": "nope"}, "list")
     assert wrong.returncode == 2
-    assert "passphrase does not unlock" in wrong.stderr and len(wrong.stderr.strip().splitlines()) == 1
+    assert "passphrase does not open" in wrong.stderr and len(wrong.stderr.strip().splitlines()) == 1
+    assert "Set TALLEI_PASSPHRASE" in wrong.stderr
 
 
 def test_without_model_the_cli_still_recalls(env: dict[str, str], tmp_path: Path) -> None:

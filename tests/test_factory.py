@@ -9,11 +9,12 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from keyring.backends import null
 
-from tallei_desktop.config import load_settings
-from tallei_desktop.core.errors import KeyUnavailable
-from tallei_desktop.core.keys import SecretStore
-from tallei_desktop.factory import build_service
+from tallei_desktop.config import Settings, load_settings
+from tallei_desktop.core.errors import KeyUnavailable, WrongKey
+from tallei_desktop.core.keys import KeyMethod, SecretStore
+from tallei_desktop.factory import build_service, unlock_need
 from tests.conftest import MODEL_DIR, REPO_ROOT
 from tests.support.keyring_backend import MemoryKeyring
 
@@ -61,3 +62,48 @@ def test_an_existing_store_is_never_given_a_fresh_key(tmp_path: Path) -> None:
         assert reopened.list()[0].content == "kept under the first key"
     finally:
         reopened.close()
+
+
+def _settings(folder: Path, **environ: str) -> Settings:
+    return load_settings(
+        environ={"TALLEI_DATA_DIR": str(folder), **environ}, config_path=folder / "none.toml"
+    )
+
+
+def test_a_person_creates_a_passphrase_store_then_opens_it_by_typing_the_passphrase(tmp_path: Path) -> None:
+    settings = _settings(tmp_path)
+    no_keyring = null.Keyring()  # type: ignore[no-untyped-call]
+    secrets = SecretStore(tmp_path, backend=no_keyring)
+    assert unlock_need(settings, secrets=secrets) == "create"
+    secrets.create_store_key(KeyMethod.PASSPHRASE, "typed at creation")
+    service = build_service(settings, secrets=secrets, preload_model=False)
+    service.save("kept behind a typed passphrase")
+    service.close()
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.name.startswith("tallei.key")}
+
+    locked = SecretStore(tmp_path, backend=no_keyring)
+    assert unlock_need(settings, secrets=locked) == "passphrase"
+    assert unlock_need(_settings(tmp_path, TALLEI_PASSPHRASE="wrong"), secrets=None) == "passphrase"
+    with pytest.raises(WrongKey):
+        build_service(settings, secrets=locked, passphrase="wrong", preload_model=False)
+    after = {p.name: p.read_bytes() for p in tmp_path.iterdir() if p.name.startswith("tallei.key")}
+    assert after == before
+
+    reopened = build_service(settings, secrets=locked, passphrase="typed at creation", preload_model=False)
+    try:
+        assert [m.content for m in reopened.list()] == ["kept behind a typed passphrase"]
+    finally:
+        reopened.close()
+    assert unlock_need(_settings(tmp_path, TALLEI_PASSPHRASE="typed at creation"), secrets=None) == "ready"
+
+
+def test_a_keyring_store_is_ready_without_asking_and_missing_its_key_is_named(tmp_path: Path) -> None:
+    settings = _settings(tmp_path)
+    keyring = MemoryKeyring()
+    secrets = SecretStore(tmp_path, backend=keyring)
+    secrets.create_store_key(KeyMethod.KEYRING)
+    build_service(settings, secrets=secrets, preload_model=False).close()
+
+    assert unlock_need(settings, secrets=SecretStore(tmp_path, backend=keyring)) == "ready"
+    with pytest.raises(KeyUnavailable, match="holds no store key"):
+        unlock_need(settings, secrets=SecretStore(tmp_path, backend=MemoryKeyring()))

@@ -95,9 +95,8 @@ def restore_backup(
 ) -> RestoreResult:
     """Replace the store at ``db_path`` with ``backup`` (default: the newest backup).
 
-    Raises StoreUnavailable when there is no backup or it does not check out, WrongKey when it does
-    not open with ``key``, and StoreBusy when another program has the store open; in each case the
-    store is left as it was.
+    Raises StoreUnavailable when there is no backup or it does not open with ``key`` or check out,
+    and StoreBusy when another program has the store open; in each case the store is left as it was.
     """
     source = backup or newest_backup(backups_dir(db_path))
     if source is None:

@@ -8,6 +8,15 @@ Nothing happens on import or construction: fastembed is imported (about half a s
 model loaded only by ``FastEmbedEmbedder.load()``, which the first ``embed()`` calls if nobody did
 earlier.
 Loading and embedding block, so callers keep them off the Qt thread and the event loop.
+
+Where the model stands is a ``ModelStatus`` (``Embedder.status``); ``FastEmbedEmbedder.subscribe``
+tells a watcher (a tray icon) each change, download progress included.
+
+Download progress is read from the disk, not from fastembed: fastembed (0.9) does not hand a
+progress hook on to huggingface_hub, and replacing the hub's module-level progress class would
+reach into its internals for every thread of the process. The hub's cache layout is documented
+and stable: each file grows in place as ``blobs/<etag>.incomplete`` under the model's folder, so
+a watcher thread sums the sizes there against the size fastembed's model list gives.
 """
 
 from __future__ import annotations
@@ -16,9 +25,10 @@ import contextlib
 import enum
 import logging
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import numpy as np
 import numpy.typing as npt
@@ -36,6 +46,7 @@ __all__ = [
     "FastEmbedEmbedder",
     "FloatArray",
     "ModelState",
+    "ModelStatus",
     "NullEmbedder",
     "cosine",
 ]
@@ -62,6 +73,8 @@ _MAX_TOKENS = {DEFAULT_MODEL.lower(): 256}
 _TRUNCATED_CHARS = 1024
 _RUN_CHAR_BUDGET = 16 * _TRUNCATED_CHARS
 _MAX_REASON_CHARS = 200
+#: How often the download watcher looks at the cache folder, in seconds.
+_WATCH_INTERVAL_S = 0.2
 
 
 class ModelState(enum.StrEnum):
@@ -69,8 +82,25 @@ class ModelState(enum.StrEnum):
 
     NOT_LOADED = "not loaded"
     LOADING = "loading"
+    DOWNLOADING = "downloading"
     READY = "ready"
     UNAVAILABLE = "unavailable"
+
+
+@dataclass(frozen=True, slots=True)
+class ModelStatus:
+    """A snapshot of where an embedder stands, for a person to read.
+
+    ``progress`` (0..1) and the byte counts are known only while downloading, and then only
+    roughly: ``bytes_total`` is the size fastembed's model list gives, so ``progress`` is held
+    below 1 until the files are complete.
+    """
+
+    state: ModelState
+    detail: str  # a sentence for a person, never an environment variable name
+    progress: float | None = None
+    bytes_done: int | None = None
+    bytes_total: int | None = None
 
 
 @runtime_checkable
@@ -98,6 +128,11 @@ class Embedder(Protocol):
     @property
     def detail(self) -> str:
         """One plain sentence: where the model came from, or why it is unavailable."""
+        ...
+
+    @property
+    def status(self) -> ModelStatus:
+        """``state`` and ``detail`` together, with download progress when there is some."""
         ...
 
     def wait_ready(self, timeout: float) -> bool:
@@ -155,6 +190,21 @@ def _batches(lengths: Sequence[int], most: int) -> list[list[int]]:
     return runs
 
 
+def _folder_bytes(folder: Path) -> tuple[int, bool]:
+    """Bytes held by the files in ``folder``, and whether any is still being downloaded."""
+    total = 0
+    growing = False
+    try:
+        entries = list(folder.iterdir())
+    except OSError:  # not created yet, or being created
+        return 0, False
+    for entry in entries:
+        with contextlib.suppress(OSError):  # renamed or removed while we looked
+            total += entry.stat().st_size
+            growing = growing or entry.name.endswith(".incomplete")
+    return total, growing
+
+
 def _reason(exc: BaseException) -> str:
     text = (str(exc).strip().splitlines() or [type(exc).__name__])[0].rstrip(".")
     if len(text) > _MAX_REASON_CHARS:
@@ -170,9 +220,9 @@ class FastEmbedEmbedder:
     - ``model_dir`` given: that folder, which must hold ``model.onnx`` and the tokenizer files;
       nothing is downloaded.
     - otherwise fastembed's model cache (``cache_dir``, or fastembed's default). A model missing
-      from the cache is downloaded on first use when ``allow_download`` is true (fastembed shows
-      its progress and retries a few times, so an offline failure takes tens of seconds) and
-      reported unavailable when it is false.
+      from the cache is downloaded on first use when ``allow_download`` is true (``status`` shows
+      its progress when ``cache_dir`` is given; fastembed retries a few times, so an offline
+      failure takes tens of seconds) and reported unavailable when it is false.
 
     The model loads once, on ``load()`` or the first ``embed()``. A failed load is final for this
     object: ``state`` becomes ``UNAVAILABLE``, ``detail`` says why, and every later call raises
@@ -207,11 +257,14 @@ class FastEmbedEmbedder:
         self._settled = threading.Event()  # set once a load has succeeded or failed
         self._model: TextEmbedding | None = None
         self._dim: int | None = _KNOWN_DIMS.get(model_name.lower())
-        self._state = ModelState.NOT_LOADED
-        self._detail = f"The embedding model {model_name} has not been loaded yet."
+        self._status = ModelStatus(
+            ModelState.NOT_LOADED, f"The embedding model {model_name} has not been loaded yet."
+        )
+        self._subscribers: list[Callable[[ModelStatus], None]] = []
+        self._subscribers_lock = threading.Lock()
 
     def __repr__(self) -> str:
-        return f"FastEmbedEmbedder({self._name!r}, state={self._state.value!r})"
+        return f"FastEmbedEmbedder({self._name!r}, state={self._status.state.value!r})"
 
     @property
     def name(self) -> str:
@@ -234,12 +287,34 @@ class FastEmbedEmbedder:
     @property
     def state(self) -> ModelState:
         """The current ``ModelState``; reading it never blocks."""
-        return self._state
+        return self._status.state
 
     @property
     def detail(self) -> str:
         """One plain sentence for the person: where the model came from, or why it is unusable."""
-        return self._detail
+        return self._status.detail
+
+    @property
+    def status(self) -> ModelStatus:
+        """The current ``ModelStatus``; reading it never blocks."""
+        return self._status
+
+    def subscribe(self, callback: Callable[[ModelStatus], None]) -> Callable[[], None]:
+        """Call ``callback`` with each new ``ModelStatus``; returns a function that stops it.
+
+        Callbacks run on the thread that loads the model, while it holds the load: keep them
+        short (hand the status to your own thread) and never load or embed from one. A callback
+        that raises is logged and the load goes on. Subscribe first, then read ``status``, and no
+        change is missed.
+        """
+        with self._subscribers_lock:
+            self._subscribers.append(callback)
+
+        def unsubscribe() -> None:
+            with self._subscribers_lock, contextlib.suppress(ValueError):
+                self._subscribers.remove(callback)
+
+        return unsubscribe
 
     def load(self) -> None:
         """Load the model if it is not loaded yet; return at once if it is.
@@ -247,34 +322,39 @@ class FastEmbedEmbedder:
         Concurrent callers wait for a single load. Raises ``ModelUnavailable`` (with the message
         that ``detail`` then repeats) if the model cannot be loaded, now or in an earlier call.
         """
-        if self._state is ModelState.READY:
+        if self._status.state is ModelState.READY:
             return
         with self._lock:
             # Re-read under the lock: another caller may have finished loading while we waited.
-            settled = self.state
-            if settled is ModelState.READY:
+            settled = self._status
+            if settled.state is ModelState.READY:
                 return
-            if settled is ModelState.UNAVAILABLE:
-                raise ModelUnavailable(self._detail)
-            self._detail = f"Loading the embedding model {self._name} from {self._source()}."
-            self._state = ModelState.LOADING
+            if settled.state is ModelState.UNAVAILABLE:
+                raise ModelUnavailable(settled.detail)
+            self._set_status(
+                ModelStatus(
+                    ModelState.LOADING, f"Loading the embedding model {self._name} from {self._source()}."
+                )
+            )
             try:
                 model, dim = self._open()
             except ModelUnavailable as exc:
-                self._detail = str(exc)
-                self._state = ModelState.UNAVAILABLE
+                self._set_status(ModelStatus(ModelState.UNAVAILABLE, str(exc)))
                 self._settled.set()
                 raise
             self._model = model
             self._dim = dim
-            self._detail = f"Semantic search uses {self._name}, loaded from {self._source()}."
-            # Last, so that a reader who sees READY also sees the model.
-            self._state = ModelState.READY
+            # After the model is stored, so that a reader who sees READY also sees the model.
+            self._set_status(
+                ModelStatus(
+                    ModelState.READY, f"Semantic search uses {self._name}, loaded from {self._source()}."
+                )
+            )
             self._settled.set()
 
     def wait_ready(self, timeout: float) -> bool:
         """Wait up to ``timeout`` s for a load (started by anyone) to settle; True if ready."""
-        self._settled.wait(0 if self._state is ModelState.READY else timeout)
+        self._settled.wait(0 if self._status.state is ModelState.READY else timeout)
         return self.state is ModelState.READY
 
     def preload_in_background(self) -> threading.Thread:
@@ -311,6 +391,17 @@ class FastEmbedEmbedder:
         vector: FloatArray = self.embed([text])[0]
         return vector
 
+    def _set_status(self, status: ModelStatus) -> None:
+        self._status = status
+        with self._subscribers_lock:
+            callbacks = list(self._subscribers)
+        for callback in callbacks:
+            # A watcher's bug must not break the load it watches; this is that boundary.
+            try:
+                callback(status)
+            except Exception:
+                _log.exception("A model status subscriber failed")
+
     def _preload(self) -> None:
         with contextlib.suppress(ModelUnavailable):
             self.load()
@@ -327,8 +418,8 @@ class FastEmbedEmbedder:
         if self._model_dir is not None and not (self._model_dir / "model.onnx").is_file():
             raise ModelUnavailable(
                 f"The embedding model cannot be loaded because {self._model_dir} holds no "
-                f"model.onnx; point TALLEI_MODEL_DIR at a folder with the ONNX export of "
-                f"{self._name} and its tokenizer files."
+                f"model.onnx; choose a folder with the ONNX export of {self._name} and its "
+                "tokenizer files."
             )
         try:
             from fastembed import TextEmbedding
@@ -342,7 +433,7 @@ class FastEmbedEmbedder:
         # fastembed logs each failed download attempt to stderr through loguru; our one-line
         # ModelUnavailable (and the log's warning) says the same once, in plain words.
         fastembed_logger.disable("fastembed")
-        supported = {entry["model"].lower() for entry in TextEmbedding.list_supported_models()}
+        supported = {entry["model"].lower(): entry for entry in TextEmbedding.list_supported_models()}
         if self._name.lower() not in supported:
             raise ModelUnavailable(
                 f"The embedding model {self._name} is not one fastembed can run; configure a "
@@ -350,13 +441,10 @@ class FastEmbedEmbedder:
             )
         expected_dim = TextEmbedding.get_embedding_size(self._name)
 
-        # fastembed, onnxruntime and tokenizers signal broken or missing files with plain
-        # Exception subclasses, so the two calls into them are caught broadly; whatever went
-        # wrong, the result is the same: no model, reported in one sentence, traceback logged.
-        try:
+        def locate() -> TextEmbedding:
             # lazy_load keeps this call to locating (or downloading) the files, so its failures
             # can be told apart from failures to load them.
-            model = TextEmbedding(
+            return TextEmbedding(
                 self._name,
                 cache_dir=None if self._cache_dir is None else str(self._cache_dir),
                 threads=self._threads,
@@ -364,9 +452,19 @@ class FastEmbedEmbedder:
                 local_files_only=self._model_dir is not None or not self._allow_download,
                 specific_model_path=None if self._model_dir is None else str(self._model_dir),
             )
+
+        # fastembed, onnxruntime and tokenizers signal broken or missing files with plain
+        # Exception subclasses, so the two calls into them are caught broadly; whatever went
+        # wrong, the result is the same: no model, reported in one sentence.
+        try:
+            blobs, size = self._download_folder(supported[self._name.lower()])
+            model = locate() if blobs is None else self._watching_download(locate, blobs, size)
         except Exception as exc:
-            _log.warning("Could not find the embedding model %s.", self._name, exc_info=True)
-            raise ModelUnavailable(self._not_found_message()) from exc
+            message = self._not_found_message()
+            # Offline, or a folder without the model, is expected: one line, no traceback.
+            _log.warning("%s", message)
+            _log.debug("fastembed could not provide the model %s.", self._name, exc_info=True)
+            raise ModelUnavailable(message) from exc
 
         try:
             probe = list(model.embed(["warm-up"], batch_size=1))
@@ -374,8 +472,7 @@ class FastEmbedEmbedder:
             _log.warning("Could not load the embedding model %s.", self._name, exc_info=True)
             raise ModelUnavailable(
                 f"The embedding model in {self._source()} could not be loaded ({_reason(exc)}); "
-                f"replace the model files or point TALLEI_MODEL_DIR at a working copy of "
-                f"{self._name}."
+                f"replace the model files or choose a folder with a working copy of {self._name}."
             ) from exc
 
         self._cap_window(model)
@@ -383,11 +480,68 @@ class FastEmbedEmbedder:
         if dim != expected_dim:
             raise ModelUnavailable(
                 f"The embedding model in {self._source()} gives {dim}-dimensional vectors where "
-                f"{self._name} should give {expected_dim}; point TALLEI_MODEL_DIR at a folder "
-                "that holds that model."
+                f"{self._name} should give {expected_dim}; choose a folder that holds that model."
             )
         _log.info("Loaded the embedding model %s from %s.", self._name, self._source())
         return model, dim
+
+    def _download_folder(self, entry: Mapping[str, Any]) -> tuple[Path | None, int | None]:
+        """Where a download of this model grows, and its rough size; no folder if none can happen."""
+        if self._model_dir is not None or not self._allow_download or self._cache_dir is None:
+            return None, None
+        repo = (entry.get("sources") or {}).get("hf")
+        if not isinstance(repo, str) or not repo:
+            return None, None
+        size = entry.get("size_in_GB")
+        total = int(size * 10**9) if isinstance(size, (int, float)) and size > 0 else None
+        # The hub's documented cache layout: models--<owner>--<name>/blobs/<etag>[.incomplete].
+        return self._cache_dir / f"models--{repo.replace('/', '--')}" / "blobs", total
+
+    def _watching_download(
+        self, locate: Callable[[], TextEmbedding], blobs: Path, total: int | None
+    ) -> TextEmbedding:
+        """Run ``locate`` on a helper thread while this (the loading) thread reports download progress.
+
+        Progress shows only when files are actually being fetched, so a cached model goes
+        straight from loading to ready.
+        """
+        found: list[TextEmbedding] = []
+        failed: list[Exception] = []
+
+        def run() -> None:
+            try:
+                found.append(locate())
+            except Exception as exc:  # handed to the loading thread, which raises it
+                failed.append(exc)
+
+        fetcher = threading.Thread(target=run, name="tallei-embedder-fetch", daemon=True)
+        fetcher.start()
+        last: int | None = None
+        while fetcher.is_alive():
+            fetcher.join(_WATCH_INTERVAL_S)
+            done, growing = _folder_bytes(blobs)
+            if (growing or last is not None) and done != last:
+                last = done
+                self._set_status(self._downloading(done, total))
+        if failed:
+            raise failed[0]
+        if last is not None:
+            self._set_status(
+                ModelStatus(
+                    ModelState.LOADING,
+                    f"Loading the embedding model {self._name}, just downloaded to {self._source()}.",
+                )
+            )
+        return found[0]
+
+    def _downloading(self, done: int, total: int | None) -> ModelStatus:
+        megabytes = done // 10**6
+        if total is None:
+            detail = f"Downloading the embedding model {self._name}: {megabytes} MB so far."
+            return ModelStatus(ModelState.DOWNLOADING, detail, None, done, None)
+        detail = f"Downloading the embedding model {self._name}: {megabytes} of about {total // 10**6} MB."
+        # The size is the model list's round figure: never claim the download is complete.
+        return ModelStatus(ModelState.DOWNLOADING, detail, min(done / total, 0.99), done, total)
 
     def _cap_window(self, model: TextEmbedding) -> None:
         """Truncate at the model's trained window when its tokenizer files allow more."""
@@ -405,19 +559,17 @@ class FastEmbedEmbedder:
     def _not_found_message(self) -> str:
         if self._model_dir is not None:
             return (
-                f"The embedding model in {self._model_dir} could not be opened; point "
-                f"TALLEI_MODEL_DIR at a folder with the ONNX export of {self._name} and its "
-                "tokenizer files."
+                f"The embedding model in {self._model_dir} could not be opened; choose a folder "
+                f"with the ONNX export of {self._name} and its tokenizer files."
             )
         if self._allow_download:
             return (
                 f"The embedding model {self._name} could not be downloaded (is this computer "
-                "offline?); to work without a download, point TALLEI_MODEL_DIR at a local "
-                "folder that holds the model."
+                "offline?); to work without a download, choose a local folder that holds the model."
             )
         return (
             f"The embedding model {self._name} is not in {self._source()} and downloading it is "
-            "turned off; point TALLEI_MODEL_DIR at a local folder that holds the model."
+            "turned off; choose a local folder that holds the model."
         )
 
 
@@ -456,6 +608,11 @@ class NullEmbedder:
     def detail(self) -> str:
         """Says that semantic search is off because no model is configured."""
         return self._DETAIL
+
+    @property
+    def status(self) -> ModelStatus:
+        """Always unavailable, with ``detail``."""
+        return ModelStatus(ModelState.UNAVAILABLE, self._DETAIL)
 
     def wait_ready(self, timeout: float) -> bool:
         return False

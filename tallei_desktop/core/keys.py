@@ -8,6 +8,10 @@ to was created passphrase-guarded.
 
 Other secrets (the HTTP bearer token) live in the same place as the key.
 
+A person creating a store may choose either place (:meth:`SecretStore.create_store_key`), and may
+later change the passphrase (:meth:`SecretStore.change_passphrase`). Error messages describe the
+situation only; each front-end adds its own advice (an environment variable, a dialog).
+
 This is the only module that imports :mod:`keyring`.
 """
 
@@ -16,6 +20,7 @@ from __future__ import annotations
 import base64
 import binascii
 import contextlib
+import enum
 import json
 import logging
 import os
@@ -37,14 +42,14 @@ from cryptography.hazmat.primitives.kdf.scrypt import Scrypt
 from keyring.backends import fail as _fail_keyring
 from keyring.backends import null as _null_keyring
 
-from tallei_desktop.core.errors import KeyUnavailable, StoreUnavailable, WrongKey
+from tallei_desktop.core.errors import InvalidInput, KeyUnavailable, StoreUnavailable, WrongKey
 
 if sys.platform == "win32":
     import msvcrt
 else:
     import fcntl
 
-__all__ = ["KEYRING_SERVICE", "KEY_FILE_NAME", "SecretStore", "StoreKey", "random_token"]
+__all__ = ["KEYRING_SERVICE", "KEY_FILE_NAME", "KeyMethod", "SecretStore", "StoreKey", "random_token"]
 
 log = logging.getLogger(__name__)
 
@@ -69,6 +74,13 @@ _AAD_STORE_KEY: Final = b"tallei-desktop/store-key"
 _AAD_SECRET_PREFIX: Final = b"tallei-desktop/secret/"
 _STORE_KEY_NAME: Final = "store-key"
 _SECRET_NAME: Final = re.compile(r"[a-z0-9][a-z0-9-]{0,63}")
+
+
+class KeyMethod(enum.StrEnum):
+    """Where the store key is kept."""
+
+    KEYRING = "keyring"
+    PASSPHRASE = "passphrase"
 
 
 def random_token() -> str:
@@ -139,8 +151,7 @@ class SecretStore:
     ) -> None:
         self._data_dir = Path(data_dir).expanduser().resolve()
         self._key_file = self._data_dir / KEY_FILE_NAME
-        # Normalised so that the same passphrase typed on another system derives the same key.
-        self._passphrase = unicodedata.normalize("NFC", passphrase) if passphrase else None
+        self._passphrase = _normalised(passphrase) if passphrase else None
         self._backend = backend
         # Why the keyring is not used, once known; ``_keyring_refused`` tells a keyring that exists
         # but failed (locked, its service gone) from one that is simply absent.
@@ -213,6 +224,109 @@ class SecretStore:
                     return
         self._file_secret(name, lambda: value, replace=True)
 
+    def keyring_available(self) -> bool:
+        """Whether an OS keyring is usable here: present, and answering a read without failing."""
+        backend = self._usable_keyring()
+        if backend is None:
+            return False
+        try:
+            self._keyring_get(backend, self._username(_STORE_KEY_NAME))
+        except _KeyringDownError:
+            return False
+        return True
+
+    def key_method(self) -> KeyMethod | None:
+        """Where the store key is kept today, or ``None`` when no key exists yet.
+
+        A key file means ``PASSPHRASE`` (it always wins). Otherwise ``KEYRING`` when the keyring
+        holds a key for this data folder. ``None`` also when a keyring that might hold the key
+        cannot be read (locked, its service gone). Raises :class:`StoreUnavailable` when the data
+        folder cannot be examined.
+        """
+        if self._key_file_exists():
+            return KeyMethod.PASSPHRASE
+        backend = self._usable_keyring()
+        if backend is None:
+            return None
+        try:
+            found = self._keyring_get(backend, self._username(_STORE_KEY_NAME))
+        except _KeyringDownError:
+            return None
+        return KeyMethod.KEYRING if found is not None else None
+
+    def create_store_key(self, method: KeyMethod, passphrase: str | None = None) -> StoreKey:
+        """Create and keep a fresh store key where ``method`` says, and return it.
+
+        ``KEYRING`` takes no passphrase; ``PASSPHRASE`` needs a non-empty one, which this instance
+        then uses for its secrets too. Raises :class:`InvalidInput` when a key already exists for
+        this data folder or the passphrase does not fit the method, :class:`KeyUnavailable` when
+        ``KEYRING`` is asked for and no keyring is usable, and :class:`StoreUnavailable` when the
+        key cannot be written. Nothing is written when it raises.
+        """
+        method = KeyMethod(method)
+        if method is KeyMethod.KEYRING and passphrase is not None:
+            raise InvalidInput("A store key kept in the OS keyring takes no passphrase.")
+        if method is KeyMethod.PASSPHRASE and not passphrase:
+            raise InvalidInput("A store key guarded by a passphrase needs a passphrase that is not empty.")
+        with self._creation_lock():
+            if self.key_method() is not None:
+                raise InvalidInput(f"A store key already exists for {self._data_dir}; it was left as it is.")
+            if method is KeyMethod.KEYRING:
+                return self._create_keyring_key()
+            self._passphrase = _normalised(passphrase or "")
+            self._kek = None
+            self._store_key = self._write_new_key_file()
+            return self._store_key
+
+    def change_passphrase(self, old: str, new: str) -> None:
+        """Guard the store key with ``new`` instead of ``old``, keeping every secret in the key file.
+
+        The key file is replaced in one step: until the new file is durably written, the old
+        one stays in place. Raises :class:`WrongKey` when ``old`` does not open the key file,
+        :class:`InvalidInput` when the key is not kept under a passphrase or ``new`` is empty, and
+        :class:`StoreUnavailable` when the key file is damaged or cannot be written. Nothing is
+        changed when it raises.
+        """
+        if not new:
+            raise InvalidInput("The new passphrase is empty; a passphrase that is not empty is needed.")
+        if not self._key_file_exists():
+            raise InvalidInput(
+                f"The store key of {self._data_dir} is not guarded by a passphrase, so there is no "
+                "passphrase to change."
+            )
+        old_passphrase = _normalised(old)
+        with self._creation_lock():
+            key_file = self._read_key_file()
+            old_kek = _derive(key_file.kdf, old_passphrase)
+            try:
+                key = _open(old_kek, key_file.key, _AAD_STORE_KEY)
+            except InvalidTag:
+                raise self._wrong_passphrase() from None
+            if len(key) != KEY_BYTES:
+                raise self._damaged(f"the wrapped key is {len(key)} bytes, not {KEY_BYTES}")
+            plain: dict[str, bytes] = {}
+            for name, sealed in key_file.secrets.items():
+                try:
+                    plain[name] = _open(old_kek, sealed, _secret_aad(name))
+                except InvalidTag:
+                    raise self._damaged(f"the secret '{name}' does not decrypt") from None
+            params = _KdfParams(key_file.kdf.n, key_file.kdf.r, key_file.kdf.p, os.urandom(_SALT_BYTES))
+            new_passphrase = _normalised(new)
+            new_kek = _derive(params, new_passphrase)
+            secrets = {name: _seal(new_kek, value, _secret_aad(name)) for name, value in plain.items()}
+            self._write_key_file(_KeyFile(params, _seal(new_kek, key, _AAD_STORE_KEY), secrets))
+            self._passphrase = new_passphrase
+            self._kek = (params, new_kek)
+            log.info("Changed the passphrase that guards %s", self._key_file)
+
+    def with_passphrase(self, passphrase: str) -> SecretStore:
+        """A new ``SecretStore`` for the same data folder and keyring, using ``passphrase``.
+
+        Nothing is checked or written here: a wrong passphrase shows as :class:`WrongKey` from
+        :meth:`store_key`, and the caller may simply try another.
+        """
+        return SecretStore(self._data_dir, passphrase=passphrase, backend=self._backend)
+
     @property
     def _file_source(self) -> str:
         return f"passphrase (key file {self._key_file})"
@@ -252,9 +366,7 @@ class SecretStore:
                 # Another process may have created the key while this one waited for the lock.
                 value = self._keyring_get(backend, username)
                 if value is None:
-                    value = os.urandom(KEY_BYTES).hex()
-                    self._keyring_set(backend, username, value)
-                    log.info("Created a new store key in the OS keyring (%s)", backend.name)
+                    value = self._set_new_keyring_key(backend, username)
         try:
             key = bytes.fromhex(value)
         except ValueError:
@@ -265,6 +377,26 @@ class SecretStore:
                 "damaged; Tallei left it untouched. Restore the keyring entry from a backup."
             )
         return StoreKey(key, _keyring_source(backend))
+
+    def _set_new_keyring_key(self, backend: keyring.backend.KeyringBackend, username: str) -> str:
+        value = os.urandom(KEY_BYTES).hex()
+        self._keyring_set(backend, username, value)
+        log.info("Created a new store key in the OS keyring (%s)", backend.name)
+        return value
+
+    def _create_keyring_key(self) -> StoreKey:
+        """Under the creation lock, with no key anywhere: keep a fresh key in the keyring."""
+        backend = self._usable_keyring()
+        if backend is None:
+            raise KeyUnavailable(f"The store key cannot be kept in the OS keyring: {self._keyring_state()}.")
+        try:
+            value = self._set_new_keyring_key(backend, self._username(_STORE_KEY_NAME))
+        except _KeyringDownError:
+            raise KeyUnavailable(
+                f"The store key cannot be kept in the OS keyring: {self._keyring_state()}."
+            ) from None
+        self._store_key = StoreKey(bytes.fromhex(value), _keyring_source(backend))
+        return self._store_key
 
     def _keyring_secret(
         self, backend: keyring.backend.KeyringBackend, name: str, factory: Callable[[], str]
@@ -324,18 +456,15 @@ class SecretStore:
             return self._passphrase
         if self._key_file_exists():
             raise KeyUnavailable(
-                f"The store key is guarded by a passphrase (key file {self._key_file}) and none "
-                "was given. Set TALLEI_PASSPHRASE to it, then try again."
+                f"The store key is guarded by a passphrase (key file {self._key_file}) and no "
+                "passphrase was given."
             )
         if self._keyring_refused:
             raise KeyUnavailable(
-                f"The store key cannot be reached: {self._keyring_problem}, and no passphrase "
-                "was given. Unlock the keyring or set TALLEI_PASSPHRASE, then try again."
+                f"The store key cannot be reached: {self._keyring_problem}, and no passphrase was "
+                "given. Unlock the keyring, then try again."
             )
-        raise KeyUnavailable(
-            "No OS keyring is available on this machine and no passphrase was given. "
-            "Set TALLEI_PASSPHRASE or unlock the keyring, then try again."
-        )
+        raise KeyUnavailable("No OS keyring is available on this machine and no passphrase was given.")
 
     def _key_from_file(self) -> StoreKey:
         key_file = self._read_key_file()
@@ -345,11 +474,15 @@ class SecretStore:
         with self._creation_lock():
             if self._key_file_exists():
                 return self._key_from_file()
-            params = _KdfParams(_SCRYPT_N, _SCRYPT_R, _SCRYPT_P, os.urandom(_SALT_BYTES))
-            key = os.urandom(KEY_BYTES)
-            sealed = _seal(self._derive_kek(params), key, _AAD_STORE_KEY)
-            self._write_key_file(_KeyFile(params, sealed, {}))
-            log.info("Created a new passphrase-guarded store key in %s", self._key_file)
+            return self._write_new_key_file()
+
+    def _write_new_key_file(self) -> StoreKey:
+        """Under the creation lock, with no key file: write one guarding a fresh key."""
+        params = _KdfParams(_SCRYPT_N, _SCRYPT_R, _SCRYPT_P, os.urandom(_SALT_BYTES))
+        key = os.urandom(KEY_BYTES)
+        sealed = _seal(self._derive_kek(params), key, _AAD_STORE_KEY)
+        self._write_key_file(_KeyFile(params, sealed, {}))
+        log.info("Created a new passphrase-guarded store key in %s", self._key_file)
         return StoreKey(key, self._file_source)
 
     def _file_secret(self, name: str, factory: Callable[[], str], *, replace: bool) -> str:
@@ -398,21 +531,19 @@ class SecretStore:
         try:
             key = _open(kek, key_file.key, _AAD_STORE_KEY)
         except InvalidTag:
-            raise WrongKey(
-                f"The passphrase does not unlock the key file {self._key_file}. Set "
-                "TALLEI_PASSPHRASE to the passphrase this store was created with, then try again."
-            ) from None
+            raise self._wrong_passphrase() from None
         if len(key) != KEY_BYTES:
             raise self._damaged(f"the wrapped key is {len(key)} bytes, not {KEY_BYTES}")
         return key
+
+    def _wrong_passphrase(self) -> WrongKey:
+        return WrongKey(f"The passphrase does not open the key file of the store at {self._data_dir}.")
 
     def _derive_kek(self, params: _KdfParams) -> bytes:
         # scrypt costs about a tenth of a second by design; do it once per instance.
         if self._kek is not None and self._kek[0] == params:
             return self._kek[1]
-        passphrase = self._require_passphrase()
-        kdf = Scrypt(salt=params.salt, length=KEY_BYTES, n=params.n, r=params.r, p=params.p)
-        kek = kdf.derive(passphrase.encode("utf-8"))
+        kek = _derive(params, self._require_passphrase())
         self._kek = (params, kek)
         return kek
 
@@ -523,6 +654,16 @@ def _check_name(name: str) -> None:
 
 def _secret_aad(name: str) -> bytes:
     return _AAD_SECRET_PREFIX + name.encode("ascii")
+
+
+def _derive(params: _KdfParams, passphrase: str) -> bytes:
+    kdf = Scrypt(salt=params.salt, length=KEY_BYTES, n=params.n, r=params.r, p=params.p)
+    return kdf.derive(passphrase.encode("utf-8"))
+
+
+def _normalised(passphrase: str) -> str:
+    # The same passphrase typed on another system must derive the same key.
+    return unicodedata.normalize("NFC", passphrase)
 
 
 def _seal(kek: bytes, plain: bytes, aad: bytes) -> _Sealed:

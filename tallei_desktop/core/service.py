@@ -28,7 +28,7 @@ from tallei_desktop.core import conflicts as lifecycle
 from tallei_desktop.core import transfer
 from tallei_desktop.core import validate as v
 from tallei_desktop.core.classify import classify
-from tallei_desktop.core.embeddings import Embedder, ModelState
+from tallei_desktop.core.embeddings import Embedder, ModelState, ModelStatus
 from tallei_desktop.core.errors import InvalidInput, KnownError, ModelUnavailable, NotFound, StoreUnavailable
 from tallei_desktop.core.models import (
     Bucket,
@@ -207,7 +207,8 @@ class MemoryService:
         state = self.embedder.state
         if not query or state is ModelState.UNAVAILABLE:
             return None
-        if state is ModelState.LOADING and not self.embedder.wait_ready(self.model_wait_s):
+        loading = state in (ModelState.LOADING, ModelState.DOWNLOADING)
+        if loading and not self.embedder.wait_ready(self.model_wait_s):
             # Still loading (or downloading): answer from words and recency now rather than stall.
             return None
         try:
@@ -679,6 +680,12 @@ class MemoryService:
             near.sort(key=lambda pair: pair[1], reverse=True)
             out.append(near[: lifecycle.NEIGHBOURS_K])
         return out
+
+    # -- the embedding model ---------------------------------------------------------------------
+
+    def model_status(self) -> ModelStatus:
+        """Where the embedding model stands: loading, downloading (with progress), ready or off."""
+        return self.embedder.status
 
     # -- export, import and backups ----------------------------------------------------------------
 

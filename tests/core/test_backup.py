@@ -171,7 +171,7 @@ def test_restore_refuses_a_backup_of_another_store(make_service: ServiceFactory,
     path = service.db.path
     service.close()
     before = sorted(p.name for p in path.parent.iterdir())
-    with pytest.raises(WrongKey, match="not a backup of this store"):
+    with pytest.raises(StoreUnavailable, match="not a backup of this store"):
         restore_backup(path, KEY, tmp_path / "other" / "tallei.db", key_source="test key", now=Clock()())
     with pytest.raises(StoreUnavailable, match="no backups"):
         restore_backup(path, KEY, key_source="test key", now=Clock()())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import shutil
 import subprocess
 import sys
@@ -246,7 +247,7 @@ def test_missing_folder_is_unavailable_with_a_plain_message(tmp_path: Path) -> N
     message = str(caught.value)
     assert isinstance(caught.value, KnownError)
     assert str(missing) in message
-    assert "TALLEI_MODEL_DIR" in message
+    assert "choose a" in message and "TALLEI_" not in message
     assert _one_plain_sentence(message)
     assert absent.state is ModelState.UNAVAILABLE
     assert absent.detail == message
@@ -271,19 +272,24 @@ def test_failed_load_fails_fast_afterwards_without_retrying(
     assert broken.state is ModelState.UNAVAILABLE
 
 
-def test_without_folder_or_download_the_model_is_unavailable(tmp_path: Path) -> None:
+def test_without_folder_or_download_the_model_is_unavailable_and_logged_in_one_line(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     offline = FastEmbedEmbedder(cache_dir=tmp_path / "empty-cache", allow_download=False)
 
-    with pytest.raises(ModelUnavailable) as caught:
+    with caplog.at_level(logging.INFO), pytest.raises(ModelUnavailable) as caught:
         offline.load()
 
-    assert "downloading it is turned off" in str(caught.value)
-    assert "TALLEI_MODEL_DIR" in str(caught.value)
+    message = str(caught.value)
+    assert "downloading it is turned off" in message
+    assert "choose a local folder" in message and "TALLEI_" not in message
     assert offline.state is ModelState.UNAVAILABLE
+    warnings = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert [(r.getMessage(), r.exc_info) for r in warnings] == [(message, None)]
 
 
-def test_failed_download_says_so_and_how_to_work_offline(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+def test_failed_download_says_so_and_how_to_work_offline_in_one_log_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
     import fastembed
 
@@ -295,13 +301,16 @@ def test_failed_download_says_so_and_how_to_work_offline(
     monkeypatch.setattr(fastembed, "TextEmbedding", Unreachable)
     downloading = FastEmbedEmbedder(cache_dir=tmp_path / "cache", allow_download=True)
 
-    with pytest.raises(ModelUnavailable) as caught:
+    with caplog.at_level(logging.INFO), pytest.raises(ModelUnavailable) as caught:
         downloading.load()
 
     message = str(caught.value)
     assert "could not be downloaded" in message
-    assert "TALLEI_MODEL_DIR" in message
+    assert "choose a" in message and "TALLEI_" not in message
     assert _one_plain_sentence(message)
+    warnings = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert [(r.getMessage(), r.exc_info) for r in warnings] == [(message, None)]
+    assert downloading.status.state is ModelState.UNAVAILABLE
 
 
 def test_unknown_model_name_is_unavailable(model_dir: Path) -> None:

@@ -149,7 +149,7 @@ def test_without_keyring_a_passphrase_creates_a_private_key_file_that_reopens(
     assert_not_inside(key_file, created.key)
 
 
-def test_wrong_passphrase_is_refused_with_a_message_naming_the_key_file(tmp_path: Path) -> None:
+def test_wrong_passphrase_is_refused_with_a_message_naming_the_store(tmp_path: Path) -> None:
     SecretStore(tmp_path, passphrase=PASSPHRASE, backend=BrokenKeyring()).store_key()
     before = (tmp_path / KEY_FILE_NAME).read_bytes()
 
@@ -157,8 +157,7 @@ def test_wrong_passphrase_is_refused_with_a_message_naming_the_key_file(tmp_path
         SecretStore(tmp_path, passphrase="wrong", backend=BrokenKeyring()).store_key()
 
     message = str(caught.value)
-    assert str((tmp_path / KEY_FILE_NAME).resolve()) in message
-    assert "TALLEI_PASSPHRASE" in message
+    assert message == f"The passphrase does not open the key file of the store at {tmp_path.resolve()}."
     assert "\n" not in message
     assert (tmp_path / KEY_FILE_NAME).read_bytes() == before
 
@@ -168,8 +167,10 @@ def test_no_keyring_and_no_passphrase_is_key_unavailable_and_writes_nothing(
 ) -> None:
     store = SecretStore(tmp_path, backend=no_keyring)
 
-    with pytest.raises(KeyUnavailable, match=r"no passphrase was given.*TALLEI_PASSPHRASE"):
+    with pytest.raises(KeyUnavailable, match=r"no passphrase was given\.$") as caught:
         store.store_key()
+
+    assert "TALLEI_" not in str(caught.value)
 
     assert list(tmp_path.iterdir()) == []
     assert store.source.startswith("none")

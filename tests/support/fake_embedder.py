@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from tallei_desktop.core.embeddings import DIM, FloatArray, ModelState
+from tallei_desktop.core.embeddings import DIM, FloatArray, ModelState, ModelStatus
 from tallei_desktop.core.errors import ModelUnavailable
 
 __all__ = ["HashEmbedder"]
@@ -96,6 +96,10 @@ class HashEmbedder:
         if self._unavailable is not None:
             return self._unavailable
         return f"Semantic search uses {self._name}, a hashing embedder for tests."
+
+    @property
+    def status(self) -> ModelStatus:
+        return ModelStatus(self.state, self.detail)
 
     @property
     def texts_embedded(self) -> int:

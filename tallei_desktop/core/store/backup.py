@@ -106,14 +106,14 @@ def copy_database(source: apsw.Connection, dest: Path, key: bytes) -> None:
 
 
 def verify_store(path: Path, key: bytes, *, key_source: str) -> None:
-    """Check that ``path`` opens with ``key`` and passes SQLite's quick check, or raise WrongKey /
+    """Check that the backup at ``path`` opens with ``key`` and passes SQLite's quick check, or raise
     StoreUnavailable saying why."""
     if not path.is_file():
         raise StoreUnavailable(f"There is no backup at {path}.")
     try:
         conn = open_connection(path, key, key_source=key_source, readonly=True)
     except (WrongKey, StoreDamaged):
-        raise WrongKey(
+        raise StoreUnavailable(
             f"{path} does not open with the key from {key_source}: it is not a backup of this store, "
             "or it is damaged. Choose another backup."
         ) from None

@@ -10,7 +10,8 @@ import pytest
 REPO_ROOT = Path(__file__).resolve().parent.parent
 #: The real embedding model: TALLEI_TEST_MODEL_DIR, else ../shared/models/… beside the repository.
 MODEL_DIR = Path(
-    os.environ.get("TALLEI_TEST_MODEL_DIR") or REPO_ROOT.parent / "shared" / "models" / "all-MiniLM-L6-v2-onnx"
+    os.environ.get("TALLEI_TEST_MODEL_DIR")
+    or REPO_ROOT.parent / "shared" / "models" / "all-MiniLM-L6-v2-onnx"
 )
 
 

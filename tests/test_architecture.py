@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -64,3 +65,26 @@ def test_only_keys_imports_keyring_and_only_config_reads_the_environment() -> No
             assert rel == "core/keys.py", f"{rel} imports keyring"
         if "os.environ" in text or "os.getenv" in text:
             assert rel == "config.py", f"{rel} reads the environment"
+
+
+def test_only_the_store_imports_apsw() -> None:
+    """The store owns every SQL statement; the rest of the program only passes its connection on."""
+    offenders = [
+        path.relative_to(PACKAGE).as_posix()
+        for path in PACKAGE.rglob("*.py")
+        if any(name == "apsw" or name.startswith("apsw.") for name in _imports(path))
+        and not path.relative_to(PACKAGE).as_posix().startswith("core/store/")
+    ]
+    assert not offenders, f"apsw imported outside core/store/: {offenders}"
+
+
+def test_no_sql_outside_the_store() -> None:
+    sql = re.compile(r"\b(SELECT .+ FROM|INSERT INTO|UPDATE \w+ SET|DELETE FROM)\b", re.IGNORECASE)
+    offenders = [
+        f"{path.relative_to(PACKAGE).as_posix()}:{node.lineno}"
+        for path in PACKAGE.rglob("*.py")
+        if not path.relative_to(PACKAGE).as_posix().startswith("core/store/")
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Constant) and isinstance(node.value, str) and sql.search(node.value)
+    ]
+    assert not offenders, f"SQL outside core/store/: {offenders}"

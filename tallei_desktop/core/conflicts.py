@@ -24,12 +24,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-import apsw
 import numpy as np
 
 from tallei_desktop.core.models import Bucket, MemoryStatus, MemoryType
-from tallei_desktop.core.store import queries as q
-from tallei_desktop.core.store.database import bump_generation
+from tallei_desktop.core.store import Connection
+from tallei_desktop.core.store import lifecycle as lc
+from tallei_desktop.core.store.conflicts import open_conflict
 
 __all__ = [
     "DEDUP_SIMILARITY",
@@ -107,7 +107,7 @@ def _same_subject(a: str, b: str, similarity: float | None) -> bool:
 
 
 def finish_memory(
-    conn: apsw.Connection,
+    conn: Connection,
     rowid: int,
     content: str,
     vector: np.ndarray | None,
@@ -120,20 +120,20 @@ def finish_memory(
     Returns None when another process already finished it. A memory whose text changed since
     ``content`` was read keeps no vector (the next round embeds the new text). ``neighbours``
     (rowid, similarity) are candidates found before the transaction; without them the ``vec0`` table
-    is searched here. Call inside a write transaction.
+    is searched here. Call inside a write transaction; every merge, supersede and conflict lands in
+    the change feed with it.
     """
-    row = q.fetch_rows(conn, "WHERE m.rowid = ?", (rowid,))
-    if not row:
+    found = lc.row_by_rowid(conn, rowid)
+    if found is None:
         return None
-    new = row[0].memory
+    new = found.memory
     if new.content != content:
         vector = None
-    already = q.scalar(conn, "SELECT processed FROM memories WHERE rowid = ?", (rowid,))
+    already = lc.is_processed(conn, rowid)
     if vector is not None and new.status in (MemoryStatus.ACTIVE, MemoryStatus.ARCHIVED):
-        q.upsert_vector(conn, rowid, vector, new.bucket)
-        conn.execute("UPDATE memories SET embedded = 1 WHERE rowid = ?", (rowid,))
+        lc.store_vector(conn, rowid, vector, new.bucket)
     if already or new.status is not MemoryStatus.ACTIVE:
-        conn.execute("UPDATE memories SET processed = 1 WHERE rowid = ?", (rowid,))
+        lc.mark_processed(conn, rowid)
         return None
 
     outcome = Outcome()
@@ -143,16 +143,16 @@ def finish_memory(
         else _neighbours(conn, rowid, new.bucket, vector)
     )
     for other_rowid, similarity in candidates:
-        other = q.fetch_rows(conn, "WHERE m.rowid = ? AND m.status = 'active'", (other_rowid,))
-        if not other:
+        other = lc.active_row(conn, other_rowid)
+        if other is None:
             continue
-        old = other[0].memory
+        old = other.memory
         if (
             similarity is not None
             and old.type is new.type
             and is_duplicate(new.content, old.content, similarity)
         ):
-            _merge(conn, rowid, other_rowid, new.platform, now)
+            lc.merge_into(conn, found, other, now)
             outcome = Outcome(merged_into=old.id)
             break
         if new.type is not MemoryType.PREFERENCE or old.type is not MemoryType.PREFERENCE:
@@ -162,70 +162,24 @@ def finish_memory(
             continue
         if old.pinned:
             # A pinned preference is the person's own choice: never replace it silently.
-            outcome = Outcome(conflicts=(*outcome.conflicts, _open_conflict(conn, other_rowid, rowid, now)))
+            cid = open_conflict(conn, other_rowid, rowid, now, platform=new.platform)
+            outcome = Outcome(conflicts=(*outcome.conflicts, cid))
         elif old.platform == new.platform and (similarity is None or similarity >= SUPERSEDE_SIMILARITY):
-            q.set_status(conn, other_rowid, MemoryStatus.SUPERSEDED, now)
-            conn.execute("UPDATE memories SET superseded_by = ? WHERE rowid = ?", (new.id, other_rowid))
-            q.drop_vector(conn, other_rowid)
+            lc.supersede(conn, other, found, now)
             outcome = Outcome(superseded=(*outcome.superseded, old.id), conflicts=outcome.conflicts)
-        elif old.platform != new.platform and new.platform not in _platforms_of(conn, other_rowid):
-            outcome = Outcome(
-                superseded=outcome.superseded,
-                conflicts=(*outcome.conflicts, _open_conflict(conn, other_rowid, rowid, now)),
-            )
-    conn.execute("UPDATE memories SET processed = 1 WHERE rowid = ?", (rowid,))
-    if outcome.merged_into or outcome.superseded or outcome.conflicts:
-        bump_generation(conn)
+        elif old.platform != new.platform and new.platform not in lc.platforms_of(conn, other_rowid):
+            cid = open_conflict(conn, other_rowid, rowid, now, platform=new.platform)
+            outcome = Outcome(superseded=outcome.superseded, conflicts=(*outcome.conflicts, cid))
+    lc.mark_processed(conn, rowid)
     return outcome
 
 
 def _neighbours(
-    conn: apsw.Connection, rowid: int, bucket: Bucket, vector: np.ndarray | None
+    conn: Connection, rowid: int, bucket: Bucket, vector: np.ndarray | None
 ) -> list[tuple[int, float | None]]:
     if vector is not None:
-        return [(r, s) for r, s in q.nearest(conn, vector, NEIGHBOURS_K, bucket=bucket) if r != rowid]
+        return [(r, s) for r, s in lc.nearest_in_bucket(conn, vector, NEIGHBOURS_K, bucket) if r != rowid]
     if bucket is not Bucket.PREFERENCE:
         return []
     # No vectors: compare with the most recent preferences by words alone.
-    return [
-        (int(r), None)
-        for (r,) in conn.execute(
-            "SELECT rowid FROM memories WHERE status = 'active' AND bucket = 'preference' AND rowid != ? "
-            "ORDER BY created_at DESC LIMIT 200",
-            (rowid,),
-        )
-    ]
-
-
-def _platforms_of(conn: apsw.Connection, rowid: int) -> set[str]:
-    return {
-        str(p) for (p,) in conn.execute("SELECT platform FROM provenance WHERE memory_rowid = ?", (rowid,))
-    }
-
-
-def _merge(conn: apsw.Connection, new_rowid: int, old_rowid: int, platform: str, now: float) -> None:
-    old_id = q.scalar(conn, "SELECT id FROM memories WHERE rowid = ?", (old_rowid,))
-    conn.execute(
-        "UPDATE memories SET status = 'merged', superseded_by = ?, updated_at = ? WHERE rowid = ?",
-        (old_id, now, new_rowid),
-    )
-    q.drop_vector(conn, new_rowid)
-    conn.execute(
-        "UPDATE memories SET reference_count = reference_count + 1, last_referenced_at = ? WHERE rowid = ?",
-        (now, old_rowid),
-    )
-    q.add_provenance(conn, old_rowid, platform, now, "confirmed")
-
-
-def _open_conflict(conn: apsw.Connection, a_rowid: int, b_rowid: int, now: float) -> str:
-    existing = conn.execute(
-        "SELECT id FROM conflicts WHERE a_rowid = ? AND b_rowid = ?", (a_rowid, b_rowid)
-    ).fetchone()
-    if existing:
-        return str(existing[0])
-    cid = q.new_id("c")
-    conn.execute(
-        "INSERT INTO conflicts (id, a_rowid, b_rowid, status, created_at) VALUES (?, ?, ?, 'open', ?)",
-        (cid, a_rowid, b_rowid, now),
-    )
-    return cid
+    return [(r, None) for r in lc.recent_preferences(conn, exclude=rowid)]

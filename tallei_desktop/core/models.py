@@ -13,10 +13,13 @@ from datetime import datetime
 __all__ = [
     "MAX_CONTENT_BYTES",
     "Bucket",
+    "ChangeBatch",
+    "ChangeEvent",
     "Confidence",
     "Conflict",
     "ConflictResolution",
     "ConflictStatus",
+    "EventKind",
     "Memory",
     "MemoryStatus",
     "MemoryType",
@@ -208,3 +211,44 @@ class StoreStatus:
     semantic_search: bool = False
     model_state: str = "not loaded"
     schema_version: int = 0
+
+
+class EventKind(enum.StrEnum):
+    """What one entry of the change feed records (see docs/adr/0003-change-feed.md)."""
+
+    MEMORY_SAVED = "memory_saved"
+    MEMORY_CONFIRMED = "memory_confirmed"
+    MEMORY_EDITED = "memory_edited"
+    MEMORY_RETYPED = "memory_retyped"
+    MEMORY_PINNED = "memory_pinned"
+    MEMORY_UNPINNED = "memory_unpinned"
+    MEMORY_FORGOTTEN = "memory_forgotten"
+    MEMORY_RESTORED = "memory_restored"  # by the person, or an archived memory brought back by a recall hit
+    MEMORY_PURGED = "memory_purged"
+    MEMORY_SUPERSEDED = "memory_superseded"
+    MEMORY_MERGED = "memory_merged"
+    MEMORY_ARCHIVED = "memory_archived"
+    MEMORY_PROMOTED = "memory_promoted"
+    MEMORY_IMPORTED = "memory_imported"
+    CONFLICT_OPENED = "conflict_opened"
+    CONFLICT_RESOLVED = "conflict_resolved"
+
+
+@dataclass(frozen=True, slots=True)
+class ChangeEvent:
+    """One committed change to the store, in commit order (``seq`` grows, never reused)."""
+
+    seq: int
+    kind: EventKind
+    at: datetime
+    memory_id: str | None
+    conflict_id: str | None
+    platform: str | None
+    detail: str  # short, e.g. the other memory's id, the resolution, the new type
+
+
+@dataclass(frozen=True, slots=True)
+class ChangeBatch:
+    events: tuple[ChangeEvent, ...]
+    last_seq: int  # pass this back to changes_since next time
+    reload: bool  # the caller fell behind pruning: reload whatever it shows

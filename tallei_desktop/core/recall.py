@@ -1,25 +1,52 @@
-"""Buckets, budgets and scores for recall; pure functions, no store access.
+"""Buckets, budgets and scores for recall and search; pure functions, no store access.
 
-The formulas are written down in docs/adr/0002-recall-scoring.md; tests/core/test_recall_scoring.py
-holds them to it.
+Recall runs in two steps: the store gathers candidates into a :class:`RecallCandidates` value in one
+read snapshot (``store/recall_reads.py``), then :func:`plan_recall` ranks and budgets them and
+:func:`assemble_recall` renders the chosen memories. Search likewise: :class:`SearchCandidates`, then
+:func:`rank_search` with :func:`search_score`. The formulas are written down in
+docs/adr/0002-recall-scoring.md; tests/core/test_recall_scoring.py holds them to it.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
-from datetime import datetime
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
 
-from tallei_desktop.core.models import Memory, RecallItem, RecallMode
+from tallei_desktop.core.models import (
+    Bucket,
+    Memory,
+    MemoryStatus,
+    MemoryType,
+    RecallItem,
+    RecallMode,
+    RecallResult,
+)
 
 __all__ = [
     "ACTIVITY_DECAY_DAYS",
+    "EXTRA_SIMILARITY",
+    "MATCH_SIMILARITY",
+    "SEARCH_MIN_SIMILARITY",
+    "Budgets",
+    "Chosen",
+    "OpenConflict",
+    "RecallBuild",
+    "RecallCandidates",
+    "RecallPlan",
+    "SearchCandidates",
     "activity",
+    "assemble_recall",
     "estimate_tokens",
     "hybrid_score",
+    "long_term_fits",
     "normalise_bm25",
+    "plan_recall",
+    "rank_search",
     "recency",
     "render",
+    "search_score",
     "take_within_budget",
 ]
 
@@ -35,7 +62,89 @@ W_ACTIVITY = 0.15
 W_BM25_TEXT_ONLY = 0.80
 W_ACTIVITY_TEXT_ONLY = 0.20
 
+#: Cosine similarity from which a memory counts as matching the query (MiniLM: related ≈ 0.4–0.6).
+MATCH_SIMILARITY = 0.45
+#: An older event or an archived memory joins a dump-all only when it matches at least this well.
+EXTRA_SIMILARITY = 0.50
+#: Short-term order: recency, nudged by how well the memory matches the query.
+SHORT_TERM_MATCH_WEIGHT = 0.3
+#: Search: weights of similarity and normalised BM25, and the similarity a non-text hit needs.
+SEARCH_W_VECTOR = 0.6
+SEARCH_W_BM25 = 0.4
+SEARCH_MIN_SIMILARITY = 0.3
+
 _DAY = 86_400.0
+
+
+@dataclass(frozen=True, slots=True)
+class Budgets:
+    preference: int
+    long_term: int
+    short_term: int
+    short_term_days: int
+
+
+@dataclass(frozen=True, slots=True)
+class OpenConflict:
+    """An open conflict as recall shows it beside one of its memories."""
+
+    conflict_id: str
+    other_id: str
+    other_platform: str
+
+
+@dataclass(frozen=True, slots=True)
+class RecallCandidates:
+    """Everything recall ranks, read in one snapshot. Rowids identify memories throughout."""
+
+    preference_order: tuple[tuple[int, int], ...]  # (rowid, tokens): pinned, references, newest
+    preference_bm25: Mapping[int, float]  # raw bm25() of preference text hits
+    vector: Mapping[int, float]  # cosine of the nearest non-preference vectors
+    long_term_bm25: Mapping[int, float]  # raw bm25() over the long-term pool (extras included)
+    long_term_tokens: int  # Σ tokens of active long-term memories
+    extras: Mapping[int, Memory]  # matching older short-term and archived memories
+    dump_order: tuple[tuple[int, int], ...] | None  # (rowid, tokens) of dump-all; None in hybrid
+    pool: Mapping[int, Memory]  # hybrid candidates (empty in dump-all)
+    short_term_bm25: Mapping[int, float]  # raw bm25() over the short-term window
+    window: Mapping[int, tuple[int, float]]  # rowid -> (tokens, occurred_at) of short-term candidates
+    open_conflicts: int
+
+
+@dataclass(frozen=True, slots=True)
+class RecallPlan:
+    """Which memories each bucket returns, in order, and why."""
+
+    mode: RecallMode
+    preferences: tuple[int, ...]
+    long_term: tuple[int, ...]
+    short_term: tuple[int, ...]
+    scores: Mapping[int, float]
+    hits: tuple[int, ...]  # returned memories that matched the query: their references grow
+
+    @property
+    def chosen(self) -> tuple[int, ...]:
+        return self.preferences + self.long_term + self.short_term
+
+
+@dataclass(frozen=True, slots=True)
+class Chosen:
+    """The full memories (with provenance) of a plan, and their open conflicts by memory id."""
+
+    memories: Mapping[int, Memory]
+    conflicts: Mapping[str, Sequence[OpenConflict]]
+
+
+@dataclass(frozen=True, slots=True)
+class RecallBuild:
+    result: RecallResult
+    hit_rowids: tuple[int, ...]  # the returned memories that matched the query: their references grow
+
+
+@dataclass(frozen=True, slots=True)
+class SearchCandidates:
+    bm25: Mapping[int, float]  # raw bm25() of the text hits
+    vector: Mapping[int, float]  # cosine similarity of the nearest vectors
+    memories: Mapping[int, Memory]  # every candidate (no provenance)
 
 
 def estimate_tokens(text: str) -> int:
@@ -153,3 +262,152 @@ def render(
     if not semantic:
         out.append("\n(Semantic search is off: matches come from exact words and recency only.)")
     return "\n".join(out)
+
+
+def long_term_fits(long_term_tokens: int, extras: Sequence[Memory], budget: int) -> bool:
+    """Dump-all when every active long-term memory and every matching extra fit the budget."""
+    return long_term_tokens + sum(estimate_tokens(m.content) for m in extras) <= budget
+
+
+def plan_recall(c: RecallCandidates, *, budgets: Budgets, now: datetime, semantic: bool) -> RecallPlan:
+    """Rank and budget the candidates of each bucket (docs/adr/0002-recall-scoring.md)."""
+    pref_ids = take_within_budget(c.preference_order, budgets.preference)
+    bm25 = normalise_bm25(dict(c.long_term_bm25))
+
+    def score(rowid: int, memory: Memory) -> float:
+        return hybrid_score(
+            vector=c.vector.get(rowid, 0.0),
+            bm25=bm25.get(rowid, 0.0),
+            activity_=activity(memory, now),
+            semantic=semantic,
+        )
+
+    scores: dict[int, float] = {}
+    if c.dump_order is not None:
+        mode = RecallMode.DUMP_ALL
+        ranked_extras = sorted(c.extras.items(), key=lambda kv: score(*kv), reverse=True)
+        scores.update({rid: round(score(rid, m), 4) for rid, m in ranked_extras})
+        lt_order = [*c.dump_order, *((rid, estimate_tokens(m.content)) for rid, m in ranked_extras)]
+    else:
+        mode = RecallMode.HYBRID
+        scores.update({rid: round(score(rid, m), 4) for rid, m in c.pool.items()})
+        ranked = sorted(c.pool.items(), key=lambda kv: (kv[1].pinned, scores[kv[0]]), reverse=True)
+        lt_order = [(rid, estimate_tokens(m.content)) for rid, m in ranked]
+    lt_ids = take_within_budget(lt_order, budgets.long_term)
+
+    st_bm25 = normalise_bm25(dict(c.short_term_bm25))
+    for rid, (_, at) in c.window.items():
+        match = max(st_bm25.get(rid, 0.0), c.vector.get(rid, 0.0))
+        occurred = datetime.fromtimestamp(at, tz=UTC)
+        scores[rid] = round(recency(occurred, now) + SHORT_TERM_MATCH_WEIGHT * match, 4)
+    st_ranked = sorted(c.window, key=lambda rid: (scores[rid], rid), reverse=True)
+    st_ids = take_within_budget(((rid, c.window[rid][0]) for rid in st_ranked), budgets.short_term)
+
+    matched = (
+        set(c.preference_bm25)
+        | set(c.long_term_bm25)
+        | set(c.short_term_bm25)
+        | {rid for rid, s in c.vector.items() if s >= MATCH_SIMILARITY}
+    )
+    chosen = (*pref_ids, *lt_ids, *st_ids)
+    return RecallPlan(
+        mode=mode,
+        preferences=tuple(pref_ids),
+        long_term=tuple(lt_ids),
+        short_term=tuple(st_ids),
+        scores=scores,
+        hits=tuple(rid for rid in chosen if rid in matched),
+    )
+
+
+def assemble_recall(
+    plan: RecallPlan,
+    chosen: Chosen,
+    *,
+    query: str,
+    semantic: bool,
+    short_term_days: int,
+    open_conflicts: int,
+) -> RecallBuild:
+    """The recall result for a plan, from the chosen memories and their open conflicts."""
+
+    def items(ids: Sequence[int], scored: bool) -> tuple[RecallItem, ...]:
+        return tuple(
+            RecallItem(
+                chosen.memories[rid],
+                plan.scores.get(rid) if scored else None,
+                tuple(oc.conflict_id for oc in chosen.conflicts.get(chosen.memories[rid].id, ())),
+            )
+            for rid in ids
+        )
+
+    buckets = (items(plan.preferences, False), items(plan.long_term, True), items(plan.short_term, True))
+    per_memory = {
+        (mid, oc.conflict_id): (oc.other_id, oc.other_platform)
+        for mid, found in chosen.conflicts.items()
+        for oc in found
+    }
+    text = render(
+        query=query,
+        buckets=buckets,
+        mode=plan.mode,
+        semantic=semantic,
+        short_term_days=short_term_days,
+        conflicts=per_memory,
+    )
+    result = RecallResult(
+        query=query,
+        preferences=buckets[0],
+        long_term=buckets[1],
+        short_term=buckets[2],
+        long_term_mode=plan.mode,
+        semantic_search=semantic,
+        text=text,
+        open_conflicts=open_conflicts,
+    )
+    return RecallBuild(result, plan.hits)
+
+
+def search_score(*, similarity: float, bm25: float, text_hit: bool, semantic: bool) -> float | None:
+    """A search hit's score, or None when the memory is no hit.
+
+    semantic on:  0.6 * clip(similarity, 0, 1) + 0.4 * bm25, for text hits and similarity >= 0.3
+    semantic off: bm25, for text hits only
+    ``bm25`` is normalised (best text hit = 1, 0 for none).
+    """
+    if not semantic:
+        return bm25 if text_hit else None
+    sim = max(0.0, min(1.0, similarity))
+    if not text_hit and sim < SEARCH_MIN_SIMILARITY:
+        return None
+    return SEARCH_W_VECTOR * sim + SEARCH_W_BM25 * bm25
+
+
+def rank_search(
+    c: SearchCandidates,
+    *,
+    semantic: bool,
+    limit: int,
+    types: Collection[MemoryType] | None = None,
+    buckets: Collection[Bucket] | None = None,
+    include_archived: bool = False,
+) -> list[tuple[int, float]]:
+    """(rowid, score) of the best ``limit`` hits among live memories passing the filters, best first."""
+    bm25 = normalise_bm25(dict(c.bm25))
+    live = {MemoryStatus.ACTIVE, MemoryStatus.ARCHIVED} if include_archived else {MemoryStatus.ACTIVE}
+    hits: list[tuple[int, float]] = []
+    for rowid, m in c.memories.items():
+        if m.status not in live:
+            continue
+        if (types and m.type not in types) or (buckets and m.bucket not in buckets):
+            continue
+        score = search_score(
+            similarity=c.vector.get(rowid, 0.0),
+            bm25=bm25.get(rowid, 0.0),
+            text_hit=rowid in bm25,
+            semantic=semantic,
+        )
+        if score is not None:
+            hits.append((rowid, score))
+    hits.sort(key=lambda h: h[1], reverse=True)
+    return hits[:limit]

@@ -17,9 +17,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
-import apsw
 import cachetools
 import numpy as np
 
@@ -29,9 +28,10 @@ from tallei_desktop.core import transfer
 from tallei_desktop.core import validate as v
 from tallei_desktop.core.classify import classify
 from tallei_desktop.core.embeddings import Embedder, ModelState, ModelStatus
-from tallei_desktop.core.errors import InvalidInput, KnownError, ModelUnavailable, NotFound, StoreUnavailable
+from tallei_desktop.core.errors import InvalidInput, KnownError, ModelUnavailable, StoreUnavailable
 from tallei_desktop.core.models import (
     Bucket,
+    ChangeBatch,
     Conflict,
     ConflictResolution,
     Memory,
@@ -43,11 +43,14 @@ from tallei_desktop.core.models import (
     StoreStatus,
     bucket_for,
 )
-from tallei_desktop.core.recall import normalise_bm25
-from tallei_desktop.core.retrieval import Budgets, build_recall, text_hits
+from tallei_desktop.core.retrieval import Budgets, build_recall, build_search
+from tallei_desktop.core.store import Connection
+from tallei_desktop.core.store import conflicts as sc
+from tallei_desktop.core.store import events as se
+from tallei_desktop.core.store import memories as sm
 from tallei_desktop.core.store import queries as q
 from tallei_desktop.core.store import transfer as store_transfer
-from tallei_desktop.core.store.database import Database, bump_generation
+from tallei_desktop.core.store.database import Database
 from tallei_desktop.core.store.vector_index import VectorIndex, trim_log
 from tallei_desktop.core.transfer import ImportReport
 from tallei_desktop.core.worker import BackgroundWorker
@@ -106,6 +109,9 @@ class MemoryService:
         self._worker: BackgroundWorker | None = None
         self._vectors = VectorIndex()
         self.model_wait_s = MODEL_WAIT_S
+        # The baseline for store_changed(): commits after this point count as changes.
+        self._data_version_lock = threading.Lock()
+        self._data_version = db.data_version()
         self._backup_folder: Path | None = None  # automatic backups are off until configure_backups()
         self._backup_keep = backups.DEFAULT_KEEP
         self._backup_every = backups.AUTO_BACKUP_EVERY
@@ -171,28 +177,16 @@ class MemoryService:
         when = v.to_utc(occurred_at).timestamp() if occurred_at is not None else now
         digest = q.norm_hash(text)
         with self.db.write() as conn:
-            same = q.fetch_rows(conn, "WHERE m.norm_hash = ? AND m.status = 'active' LIMIT 1", (digest,))
-            if same:
-                row = same[0]
-                conn.execute(
-                    "UPDATE memories SET reference_count = reference_count + 1, last_referenced_at = ?, "
-                    "pinned = max(pinned, ?) WHERE rowid = ?",
-                    (now, int(pinned), row.rowid),
-                )
-                q.add_provenance(conn, row.rowid, source, now, "confirmed")
-                bump_generation(conn)
+            row = sm.find_active_by_hash(conn, digest)
+            if row is not None:
+                sm.confirm_memory(conn, row, source, now, pin=pinned)
                 m = row.memory
                 result = SaveResult(m.id, m.type, m.bucket, True, m.reference_count + 1)
             else:
-                mid = q.new_id()
-                conn.execute(
-                    "INSERT INTO memories (id, content, norm_hash, type, bucket, platform, created_at, updated_at,"
-                    " occurred_at, pinned) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (mid, text, digest, str(mtype), str(bucket), source, now, now, when, int(pinned)),
+                new = sm.insert_memory(
+                    conn, content=text, type=mtype, platform=source, now=now, occurred_at=when, pinned=pinned
                 )
-                q.add_provenance(conn, conn.last_insert_rowid(), source, now, "saved")
-                bump_generation(conn)
-                result = SaveResult(mid, mtype, bucket, False, 1)
+                result = SaveResult(new.id, mtype, bucket, False, 1)
         if self._worker is not None:
             self._worker.wake()
         return result
@@ -235,7 +229,7 @@ class MemoryService:
         vector = self._query_vector(text)
         now = self.now()
         with self.db.read() as conn:
-            generation = int(q.scalar(conn, "SELECT value FROM meta WHERE key = 'generation'"))
+            generation = sm.generation(conn)
             if vector is not None:
                 self._vectors.sync(conn)
             build = build_recall(
@@ -269,37 +263,21 @@ class MemoryService:
             raise InvalidInput("The limit must be between 1 and 100.")
         type_set = {v.parse_type(t) for t in types} if types else None
         bucket_set = {v.parse_bucket(b) for b in buckets} if buckets else None
-        statuses = "'active', 'archived'" if include_archived else "'active'"
         vector = self._query_vector(text)
         with self.db.read() as conn:
-            raw_bm25 = text_hits(conn, text, f"m.status IN ({statuses})", (), max(limit * 3, 30))
-            vec: dict[int, float] = {}
             if vector is not None:
                 self._vectors.sync(conn)
-                vec = dict(self._vectors.search(vector, max(limit * 3, 30)))
-            bm25 = normalise_bm25(raw_bm25)
-            rows = q.fetch_by_rowids(conn, sorted(set(vec) | set(bm25)))
-            hits = []
-            for rowid, row in rows.items():
-                m = row.memory
-                if m.status not in (MemoryStatus.ACTIVE, MemoryStatus.ARCHIVED):
-                    continue
-                if m.status is MemoryStatus.ARCHIVED and not include_archived:
-                    continue
-                if (type_set and m.type not in type_set) or (bucket_set and m.bucket not in bucket_set):
-                    continue
-                similarity = max(0.0, vec.get(rowid, 0.0))
-                score = (
-                    0.6 * similarity + 0.4 * bm25.get(rowid, 0.0)
-                    if vector is not None
-                    else bm25.get(rowid, 0.0)
-                )
-                if rowid in bm25 or similarity >= 0.3:
-                    hits.append((score, row))
-            hits.sort(key=lambda h: h[0], reverse=True)
-            top = q.load_provenance(conn, (row for _, row in hits[:limit]))
-        scores = {row.rowid: s for s, row in hits[:limit]}
-        return [SearchHit(row.memory, round(scores[row.rowid], 4)) for row in top]
+            found = build_search(
+                conn,
+                query=text,
+                query_vector=vector,
+                vectors=self._vectors,
+                limit=limit,
+                types=type_set,
+                buckets=bucket_set,
+                include_archived=include_archived,
+            )
+        return [SearchHit(row.memory, round(score, 4)) for row, score in found]
 
     # -- listing and editing ---------------------------------------------------------------------
 
@@ -328,33 +306,19 @@ class MemoryService:
         except ValueError:
             names = ", ".join(s.value for s in MemoryStatus)
             raise InvalidInput(f"Unknown status {status[:40]!r}; use one of: {names}.") from None
-        where = ["m.status = ?"]
-        params: list[object] = [str(state)]
-        if bucket is not None:
-            where.append("m.bucket = ?")
-            params.append(str(v.parse_bucket(bucket)))
-        if type is not None:
-            where.append("m.type = ?")
-            params.append(str(v.parse_type(type)))
-        if platform is not None:
-            where.append("m.platform = ?")
-            params.append(v.clean_platform(platform))
-        sql = (
-            "WHERE "
-            + " AND ".join(where)
-            + " ORDER BY m.pinned DESC, m.updated_at DESC, m.rowid DESC LIMIT ? OFFSET ?"
-        )
+        bucket_ = v.parse_bucket(bucket) if bucket is not None else None
+        type_ = v.parse_type(type) if type is not None else None
+        platform_ = v.clean_platform(platform) if platform is not None else None
         with self.db.read() as conn:
-            rows = q.fetch_rows(conn, sql, (*params, limit, offset))
-            return [row.memory for row in q.load_provenance(conn, rows)]
+            return sm.list_memories(
+                conn, status=state, bucket=bucket_, type=type_, platform=platform_, limit=limit, offset=offset
+            )
 
-    def _change(self, memory_id: str, apply: Callable[[apsw.Connection, q.Row, float], None]) -> Memory:
+    def _change(self, memory_id: str, apply: Callable[[Connection, q.Row, float], None]) -> Memory:
         mid = v.clean_id(memory_id)
         now = self.now().timestamp()
         with self.db.write() as conn:
-            row = _existing(conn, mid)
-            apply(conn, row, now)
-            bump_generation(conn)
+            apply(conn, _existing(conn, mid), now)
             return q.load_provenance(conn, [_existing(conn, mid)])[0].memory
 
     def update(
@@ -373,33 +337,8 @@ class MemoryService:
             raise InvalidInput("Nothing to change: give new content, a type, or pinned.")
         source = v.clean_platform(platform) if platform is not None else None
 
-        def apply(conn: apsw.Connection, row: q.Row, now: float) -> None:
-            c = conn
-            m = row.memory
-            if m.status not in (MemoryStatus.ACTIVE, MemoryStatus.ARCHIVED):
-                raise InvalidInput(f"Memory {m.id} is {m.status}; only active memories can be edited.")
-            new_type = mtype or m.type
-            new_bucket = bucket_for(new_type) if mtype is not None else m.bucket
-            c.execute(
-                "UPDATE memories SET content = ?, norm_hash = ?, type = ?, bucket = ?, pinned = ?, status = 'active', "
-                "updated_at = ?, embedded = CASE WHEN ? THEN 0 ELSE embedded END WHERE rowid = ?",
-                (
-                    text or m.content,
-                    q.norm_hash(text or m.content),
-                    str(new_type),
-                    str(new_bucket),
-                    int(m.pinned if pinned is None else pinned),
-                    now,
-                    int(text is not None and text != m.content),
-                    row.rowid,
-                ),
-            )
-            if text is not None and text != m.content:
-                q.drop_vector(c, row.rowid)
-            elif new_bucket is not m.bucket:
-                q.set_vector_bucket(c, row.rowid, new_bucket)
-            if text is not None and text != m.content:
-                q.add_provenance(c, row.rowid, source or m.platform, now, "edited")
+        def apply(conn: Connection, row: q.Row, now: float) -> None:
+            sm.edit_memory(conn, row, now, content=text, type=mtype, pinned=pinned, platform=source)
 
         memory = self._change(memory_id, apply)
         if self._worker is not None:
@@ -415,28 +354,18 @@ class MemoryService:
     def forget(self, memory_id: str) -> Memory:
         """Soft-delete: the memory leaves recall and search but stays in the file until purged."""
 
-        def apply(conn: apsw.Connection, row: q.Row, now: float) -> None:
-            if row.memory.status is MemoryStatus.DELETED:
-                return
-            q.set_status(conn, row.rowid, MemoryStatus.DELETED, now)
-            q.drop_vector(conn, row.rowid)
-            conn.execute(
-                "UPDATE conflicts SET status = 'resolved', resolved_at = ?, resolution = 'forgotten' "
-                "WHERE status = 'open' AND (a_rowid = ? OR b_rowid = ?)",
-                (now, row.rowid, row.rowid),
-            )
+        def apply(conn: Connection, row: q.Row, now: float) -> None:
+            if row.memory.status is not MemoryStatus.DELETED:
+                sm.forget_memory(conn, row, now)
+                sc.resolve_conflicts_of(conn, row.rowid, now, resolution="forgotten")
 
         return self._change(memory_id, apply)
 
     def restore(self, memory_id: str) -> Memory:
         """Undo a forget (or an archive): the memory is active again and re-embedded."""
 
-        def apply(conn: apsw.Connection, row: q.Row, now: float) -> None:
-            conn.execute(
-                "UPDATE memories SET status = 'active', superseded_by = NULL, updated_at = ?, embedded = 0 "
-                "WHERE rowid = ?",
-                (now, row.rowid),
-            )
+        def apply(conn: Connection, row: q.Row, now: float) -> None:
+            sm.restore_memory(conn, row, now)
 
         memory = self._change(memory_id, apply)
         if self._worker is not None:
@@ -446,21 +375,15 @@ class MemoryService:
     def purge(self, memory_id: str) -> None:
         """Erase a memory for good: row, provenance, vector, text index and conflicts."""
         mid = v.clean_id(memory_id)
+        now = self.now().timestamp()
         with self.db.write() as conn:
-            row = _existing(conn, mid)
-            q.drop_vector(conn, row.rowid)
-            conn.execute("DELETE FROM memories WHERE rowid = ?", (row.rowid,))
-            bump_generation(conn)
+            sm.purge_memory(conn, _existing(conn, mid), now)
 
     # -- conflicts ---------------------------------------------------------------------------------
 
     def conflicts(self, *, include_resolved: bool = False) -> builtins.list[Conflict]:
-        where = "" if include_resolved else "WHERE status = 'open'"
         with self.db.read() as conn:
-            rows = list(
-                conn.execute(f"SELECT {q.CONFLICT_COLUMNS} FROM conflicts {where} ORDER BY created_at DESC")
-            )
-            return [q.conflict_from(conn, values) for values in rows]
+            return sc.list_conflicts(conn, include_resolved=include_resolved)
 
     def resolve_conflict(
         self, conflict_id: str, resolution: str | ConflictResolution, *, content: str | None = None
@@ -477,53 +400,7 @@ class MemoryService:
             raise InvalidInput("Only the 'replace' resolution takes new content.")
         now = self.now().timestamp()
         with self.db.write() as conn:
-            found = conn.execute(
-                f"SELECT {q.CONFLICT_COLUMNS} FROM conflicts WHERE id = ?", (cid,)
-            ).fetchone()
-            if found is None:
-                raise NotFound(f"No conflict has the id {cid}.")
-            conflict = q.conflict_from(conn, found)
-            if conflict.status != "open":
-                raise InvalidInput(f"Conflict {cid} is already resolved.")
-            a_rowid, b_rowid = int(found[1]), int(found[2])
-            drop: list[int] = []
-            if how is ConflictResolution.KEEP_FIRST:
-                drop = [b_rowid]
-            elif how is ConflictResolution.KEEP_SECOND:
-                drop = [a_rowid]
-            elif how is ConflictResolution.REPLACE:
-                drop = [a_rowid, b_rowid]
-                a = conflict.memory_a
-                mid = q.new_id()
-                conn.execute(
-                    "INSERT INTO memories (id, content, norm_hash, type, bucket, platform, created_at, updated_at,"
-                    " occurred_at, pinned, processed, reference_count) VALUES (?, ?, ?, ?, ?, 'tallei', ?, ?, ?, 1, 1, ?)",
-                    (
-                        mid,
-                        text,
-                        q.norm_hash(text or ""),
-                        str(a.type),
-                        str(a.bucket),
-                        now,
-                        now,
-                        now,
-                        max(a.reference_count, conflict.memory_b.reference_count),
-                    ),
-                )
-                q.add_provenance(conn, conn.last_insert_rowid(), "tallei", now, "saved")
-            for rowid in drop:
-                q.set_status(conn, rowid, MemoryStatus.SUPERSEDED, now)
-                q.drop_vector(conn, rowid)
-            if how is ConflictResolution.KEEP_BOTH:
-                # Both stand, and pinning them stops the pair from being flagged again.
-                conn.execute("UPDATE memories SET pinned = 1 WHERE rowid IN (?, ?)", (a_rowid, b_rowid))
-            conn.execute(
-                "UPDATE conflicts SET status = 'resolved', resolved_at = ?, resolution = ? WHERE id = ?",
-                (now, str(how), cid),
-            )
-            bump_generation(conn)
-            done = conn.execute(f"SELECT {q.CONFLICT_COLUMNS} FROM conflicts WHERE id = ?", (cid,)).fetchall()
-            result = q.conflict_from(conn, done[0])
+            result = sc.resolve_conflict(conn, cid, how, now, content=text)
         if self._worker is not None:
             self._worker.wake()
         return result
@@ -533,14 +410,8 @@ class MemoryService:
     def status(self) -> StoreStatus:
         with self.db.read() as conn:
             counts = q.status_counts(conn)
-            pending = int(
-                q.scalar(
-                    conn,
-                    "SELECT count(*) FROM memories WHERE processed = 0 "
-                    "OR (embedded = 0 AND status IN ('active', 'archived'))",
-                )
-            )
-            open_conflicts = int(q.scalar(conn, "SELECT count(*) FROM conflicts WHERE status = 'open'"))
+            pending = sm.pending_count(conn)
+            open_conflicts = sc.open_conflict_count(conn)
         return StoreStatus(
             path=str(self.db.path),
             key_source=self.db.key_source,
@@ -553,6 +424,35 @@ class MemoryService:
             model_state=f"{self.embedder.state}: {self.embedder.detail}",
             schema_version=self.db.schema_version,
         )
+
+    # -- change feed -------------------------------------------------------------------------------
+
+    def changes_since(self, seq: int, *, limit: int = 1000) -> ChangeBatch:
+        """Events committed after ``seq`` (by any process), oldest first, at most ``limit``.
+
+        Pass the batch's ``last_seq`` back next time. ``reload`` says the events after ``seq`` were
+        pruned (or the store was replaced): reload whatever is shown instead of applying events.
+        """
+        if seq < 0:
+            raise InvalidInput("The change sequence number cannot be negative; start from 0.")
+        if not 1 <= limit <= 100_000:
+            raise InvalidInput("The limit must be between 1 and 100,000.")
+        with self.db.read() as conn:
+            return se.read_changes(conn, seq, limit)
+
+    def last_change_seq(self) -> int:
+        """The newest event's ``seq`` (0 before any change): where a fresh view starts following."""
+        with self.db.read() as conn:
+            return se.last_seq(conn)
+
+    def store_changed(self) -> bool:
+        """True when any connection, in any process, committed since the previous call (or since this
+        service was built). Cheap: one ``PRAGMA data_version``, no table is read."""
+        with self._data_version_lock:
+            version = self.db.data_version()
+            changed = version != self._data_version
+            self._data_version = version
+        return changed
 
     # -- background work ---------------------------------------------------------------------------
 
@@ -568,28 +468,7 @@ class MemoryService:
             return
         now = self.now().timestamp()
         with self.db.write() as conn:
-            conn.executemany(
-                "UPDATE memories SET reference_count = reference_count + ?, last_referenced_at = ? WHERE rowid = ?",
-                [(n, now, rowid) for rowid, n in bumps.items()],
-            )
-            # A hit on an archived memory brings it back; a busy short-term memory graduates.
-            marks = ",".join("?" * len(bumps))
-            revived = conn.execute(
-                f"UPDATE memories SET status = 'active' WHERE status = 'archived' AND rowid IN ({marks}) RETURNING rowid",
-                tuple(bumps),
-            ).fetchall()
-            if self._promote(conn, now) or revived:
-                bump_generation(conn)
-
-    def _promote(self, conn: apsw.Connection, now: float) -> int:
-        promoted = conn.execute(
-            "UPDATE memories SET bucket = 'long_term', updated_at = ? WHERE status = 'active' "
-            "AND bucket = 'short_term' AND reference_count >= ? RETURNING rowid",
-            (now, PROMOTE_AT),
-        ).fetchall()
-        for (rowid,) in promoted:
-            q.set_vector_bucket(conn, cast(int, rowid), Bucket.LONG_TERM)
-        return len(promoted)
+            sm.flush_bumps(conn, bumps, now, promote_at=PROMOTE_AT)
 
     def run_maintenance(self) -> tuple[int, int]:
         """Promote busy short-term memories and archive long-term ones untouched for a year.
@@ -600,31 +479,17 @@ class MemoryService:
         now = now_dt.timestamp()
         stale = (now_dt - ARCHIVE_AFTER).timestamp()
         with self.db.write() as conn:
-            promoted = self._promote(conn, now)
-            archived = conn.execute(
-                "UPDATE memories SET status = 'archived' WHERE status = 'active' AND bucket = 'long_term' "
-                "AND pinned = 0 AND max(updated_at, COALESCE(last_referenced_at, 0)) < ? RETURNING rowid",
-                (stale,),
-            ).fetchall()
-            if promoted or archived:
-                bump_generation(conn)
+            promoted = sm.promote_busy(conn, now, at_refs=PROMOTE_AT)
+            archived = sm.archive_stale(conn, now, untouched_since=stale)
             trim_log(conn)
+            se.prune_events(conn, now)
         self._last_maintenance = time.monotonic()
-        return promoted, len(archived)
+        return promoted, archived
 
-    def _pending(self, limit: int) -> builtins.list[tuple[int, str, str]]:
+    def _pending(self, limit: int) -> builtins.list[sm.Pending]:
         embed_too = self.embedder.state is not ModelState.UNAVAILABLE
-        where = "processed = 0"
-        if embed_too:
-            where += " OR (embedded = 0 AND status IN ('active', 'archived'))"
         with self.db.read() as conn:
-            return [
-                (int(rowid), str(content), str(bucket))
-                for rowid, content, bucket in conn.execute(
-                    f"SELECT rowid, content, bucket FROM memories WHERE {where} ORDER BY rowid LIMIT ?",
-                    (limit,),
-                )
-            ]
+            return sm.pending_work(conn, limit, embed_too=embed_too)
 
     def _background_round(self) -> bool:
         """One round of background work; True if more is waiting."""
@@ -638,19 +503,19 @@ class MemoryService:
         vectors: list[np.ndarray | None] = [None] * len(batch)
         if self.embedder.state is not ModelState.UNAVAILABLE:
             try:
-                matrix = self.embedder.embed([content for _, content, _ in batch])
+                matrix = self.embedder.embed([p.content for p in batch])
                 vectors = list(matrix)
             except ModelUnavailable:
                 log.warning("semantic search is off: %s", self.embedder.detail)
         neighbours = self._neighbours(batch, vectors)
         now = self.now().timestamp()
         with self.db.write() as conn:
-            for (rowid, content, _bucket), vector, near in zip(batch, vectors, neighbours, strict=True):
-                lifecycle.finish_memory(conn, rowid, content, vector, now, neighbours=near)
+            for p, vector, near in zip(batch, vectors, neighbours, strict=True):
+                lifecycle.finish_memory(conn, p.rowid, p.content, vector, now, neighbours=near)
         return len(batch) == EMBED_BATCH
 
     def _neighbours(
-        self, batch: Sequence[tuple[int, str, str]], vectors: Sequence[np.ndarray | None]
+        self, batch: Sequence[sm.Pending], vectors: Sequence[np.ndarray | None]
     ) -> builtins.list[builtins.list[tuple[int, float]] | None]:
         """Each new memory's nearest older memories in its bucket, found before the write lock.
 
@@ -663,19 +528,19 @@ class MemoryService:
         with self.db.read() as conn:
             self._vectors.sync(conn)
         out: builtins.list[builtins.list[tuple[int, float]] | None] = []
-        for i, ((rowid, _content, bucket), vector) in enumerate(zip(batch, vectors, strict=True)):
+        for i, (p, vector) in enumerate(zip(batch, vectors, strict=True)):
             if vector is None:
                 out.append(None)
                 continue
             near = [
                 (r, s)
-                for r, s in self._vectors.search(vector, lifecycle.NEIGHBOURS_K, bucket=Bucket(bucket))
-                if r != rowid
+                for r, s in self._vectors.search(vector, lifecycle.NEIGHBOURS_K, bucket=p.bucket)
+                if r != p.rowid
             ]
             near += [
-                (batch[j][0], float(np.dot(vector, other)))
+                (batch[j].rowid, float(np.dot(vector, other)))
                 for j, other in enumerate(vectors[:i])
-                if other is not None and batch[j][2] == bucket
+                if other is not None and batch[j].bucket is p.bucket
             ]
             near.sort(key=lambda pair: pair[1], reverse=True)
             out.append(near[: lifecycle.NEIGHBOURS_K])
@@ -756,8 +621,5 @@ class MemoryService:
             self._next_backup_check = now + timedelta(hours=1)
 
 
-def _existing(conn: apsw.Connection, memory_id: str) -> q.Row:
-    row = q.fetch_by_id(conn, memory_id)
-    if row is None:
-        raise NotFound(f"No memory has the id {memory_id}.")
-    return row
+def _existing(conn: Connection, memory_id: str) -> q.Row:
+    return sm.existing(conn, memory_id)

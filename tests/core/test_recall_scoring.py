@@ -9,7 +9,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from tallei_desktop.core import recall as r
-from tallei_desktop.core.models import Bucket, Memory, MemoryStatus, MemoryType
+from tallei_desktop.core.models import Bucket, Memory, MemoryStatus, MemoryType, RecallMode
 
 NOW = datetime(2026, 6, 1, tzinfo=UTC)
 
@@ -84,3 +84,111 @@ def test_budget_skips_what_does_not_fit_and_keeps_order() -> None:
     assert r.take_within_budget(costs, 20) == [1, 3]
     assert r.take_within_budget(costs, 200) == [1, 2, 3]
     assert r.take_within_budget(costs, 0) == []
+
+
+def test_search_score_weights_and_gate() -> None:
+    assert r.search_score(similarity=0.8, bm25=0.5, text_hit=True, semantic=True) == pytest.approx(
+        0.6 * 0.8 + 0.4 * 0.5
+    )
+    # Not a text hit: it needs similarity 0.3 or more to count at all.
+    assert r.search_score(similarity=0.3, bm25=0.0, text_hit=False, semantic=True) == pytest.approx(0.18)
+    assert r.search_score(similarity=0.2999, bm25=0.0, text_hit=False, semantic=True) is None
+    # A text hit counts however far its meaning is; similarity is clipped to [0, 1].
+    assert r.search_score(similarity=-0.4, bm25=0.25, text_hit=True, semantic=True) == pytest.approx(0.1)
+    # Semantic search off: the normalised BM25 alone.
+    assert r.search_score(similarity=0.0, bm25=0.75, text_hit=True, semantic=False) == 0.75
+    assert r.search_score(similarity=0.9, bm25=0.0, text_hit=False, semantic=False) is None
+
+
+def _candidates(
+    memories: dict[int, Memory], bm25: dict[int, float], vector: dict[int, float]
+) -> r.SearchCandidates:
+    return r.SearchCandidates(bm25=bm25, vector=vector, memories=memories)
+
+
+def test_search_ranking_filters_gates_and_limits_without_a_store() -> None:
+    archived = replace(_memory("archived"), status=MemoryStatus.ARCHIVED)
+    memories = {
+        1: _memory("best words"),
+        2: _memory("close meaning"),
+        3: _memory("far meaning"),
+        4: archived,
+        5: replace(_memory("forgotten"), status=MemoryStatus.DELETED),
+        6: replace(_memory("a preference"), type=MemoryType.PREFERENCE, bucket=Bucket.PREFERENCE),
+    }
+    c = _candidates(memories, {1: -4.0, 4: -2.0, 5: -8.0, 6: -1.0}, {2: 0.9, 3: 0.1, 4: 0.5})
+    ranked = r.rank_search(c, semantic=True, limit=10)
+    # 5 is forgotten, 4 archived, 3 too far; bm25 normalised by the best candidate (5's -8).
+    assert ranked == [(2, pytest.approx(0.54)), (1, pytest.approx(0.2)), (6, pytest.approx(0.05))]
+    with_archived = r.rank_search(c, semantic=True, limit=10, include_archived=True)
+    assert [rid for rid, _ in with_archived] == [2, 4, 1, 6]
+    assert [rid for rid, _ in r.rank_search(c, semantic=True, limit=1)] == [2]
+    only_prefs = r.rank_search(c, semantic=True, limit=10, types={MemoryType.PREFERENCE})
+    assert [rid for rid, _ in only_prefs] == [6]
+    long_term = r.rank_search(c, semantic=False, limit=10, buckets={Bucket.LONG_TERM})
+    assert long_term == [(1, 0.5)]  # text only: 2 has no words in common, so it is no hit
+
+
+def _recall_candidates(**overrides: object) -> r.RecallCandidates:
+    base: dict[str, object] = {
+        "preference_order": (),
+        "preference_bm25": {},
+        "vector": {},
+        "long_term_bm25": {},
+        "long_term_tokens": 0,
+        "extras": {},
+        "dump_order": None,
+        "pool": {},
+        "short_term_bm25": {},
+        "window": {},
+        "open_conflicts": 0,
+    }
+    base.update(overrides)
+    return r.RecallCandidates(**base)  # type: ignore[arg-type]
+
+
+BUDGETS = r.Budgets(preference=10, long_term=20, short_term=10, short_term_days=60)
+
+
+def test_recall_plan_hybrid_ranks_pinned_first_then_by_score_within_budget() -> None:
+    pool = {
+        1: _memory("a" * 40),  # 10 tokens
+        2: replace(_memory("b" * 40), pinned=True),
+        3: _memory("c" * 40),
+        4: _memory("d" * 80),  # 20 tokens: does not fit after the first two, skipped
+    }
+    c = _recall_candidates(
+        pool=pool,
+        vector={1: 0.2, 3: 0.9, 4: 0.95},
+        long_term_bm25={1: -1.0},
+        preference_order=((7, 6), (8, 6)),
+    )
+    plan = r.plan_recall(c, budgets=BUDGETS, now=NOW, semantic=True)
+    assert plan.mode is RecallMode.HYBRID
+    assert plan.long_term == (2, 3)
+    assert plan.preferences == (7,)  # budget 10: the second preference does not fit
+    assert plan.scores[3] == pytest.approx(round(0.55 * 0.9 + 0.15 * r.activity(pool[3], NOW), 4))
+    assert plan.hits == (3,)  # 7 was listed, not matched; 3 matched by meaning (>= 0.45)
+
+
+def test_recall_plan_dump_all_then_extras_and_short_term_by_recency_and_match() -> None:
+    old_event = replace(
+        _memory("e" * 8, touched_days_ago=200), type=MemoryType.EVENT, bucket=Bucket.SHORT_TERM
+    )
+    day = 86_400.0
+    now_ts = NOW.timestamp()
+    c = _recall_candidates(
+        dump_order=((1, 5), (2, 5)),
+        extras={9: old_event},
+        long_term_bm25={9: -3.0},
+        window={20: (4, now_ts - 1 * day), 21: (4, now_ts - 10 * day), 22: (4, now_ts - 20 * day)},
+        short_term_bm25={22: -2.0},
+    )
+    plan = r.plan_recall(c, budgets=BUDGETS, now=NOW, semantic=True)
+    assert plan.mode is RecallMode.DUMP_ALL
+    assert plan.long_term == (1, 2, 9)
+    # 22 is older than 21 but matches the query: recency + 0.3 lifts it above.
+    assert plan.short_term == (20, 22)
+    assert plan.scores[22] == pytest.approx(round(math.exp(-20 / 21) + 0.3, 4))
+    assert set(plan.hits) == {9, 22}
+    assert r.long_term_fits(15, [old_event], 17) and not r.long_term_fits(15, [old_event], 16)

@@ -14,6 +14,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import apsw
 
@@ -45,6 +46,8 @@ class Database:
         self._readers: list[apsw.Connection] = []
         self._readers_lock = threading.Lock()
         self._closed = False
+        self._watch: apsw.Connection | None = None
+        self._watch_lock = threading.Lock()
         # The writer touches few pages per transaction; readers scan, so they get the larger cache.
         self._writer = open_connection(path, key, key_source=key_source, cache_mib=8)
         try:
@@ -133,6 +136,18 @@ class Database:
             raise StoreUnavailable("The memory store is closed.")
         copy_database(self.reader(), dest, self._key)
 
+    def data_version(self) -> int:
+        """SQLite's ``PRAGMA data_version`` on a connection kept only for this: it changes whenever any
+        other connection (this process's writer included) commits, and reads no table to say so."""
+        with self._watch_lock:
+            if self._watch is None:
+                if self._closed:
+                    raise StoreUnavailable("The memory store is closed.")
+                self._watch = open_connection(self.path, self._key, key_source=self.key_source, cache_mib=1)
+            with map_errors(self.path):
+                version: Any = self._watch.execute("PRAGMA data_version").fetchall()[0][0]
+                return int(version)
+
     def checkpoint(self) -> None:
         with map_errors(self.path):
             self._writer.execute("PRAGMA wal_checkpoint(PASSIVE)")
@@ -146,6 +161,10 @@ class Database:
             readers, self._readers = self._readers, []
         for conn in readers:
             conn.close()
+        with self._watch_lock:
+            if self._watch is not None:
+                self._watch.close()
+                self._watch = None
         with self._write_lock:
             self._writer.close()
 

@@ -116,11 +116,30 @@ def _v3_token_counts(conn: apsw.Connection) -> None:
     )
 
 
+def _v4_events(conn: apsw.Connection) -> None:
+    # The change feed: one row per committed change, written in the change's own transaction.
+    # AUTOINCREMENT so a pruned seq is never handed out again (readers compare against it).
+    conn.execute(
+        """
+        CREATE TABLE events (
+            seq         INTEGER PRIMARY KEY AUTOINCREMENT,
+            kind        TEXT NOT NULL,
+            at          REAL NOT NULL,
+            memory_id   TEXT,
+            conflict_id TEXT,
+            platform    TEXT,
+            detail      TEXT NOT NULL DEFAULT ''
+        );
+        """
+    )
+
+
 #: Append only. Each entry runs in its own transaction and moves ``user_version`` to its index + 1.
 MIGRATIONS: tuple[tuple[str, Callable[[apsw.Connection], None]], ...] = (
     ("initial schema", _v1_initial),
     ("vector change log", _v2_vector_log),
     ("token counts and newest-first index", _v3_token_counts),
+    ("change feed", _v4_events),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -568,7 +568,7 @@ class MemoryService:
         """
         parsed = transfer.parse_document(document)
         with self.db.write() as conn:
-            report = store_transfer.import_parsed(conn, parsed)
+            report = store_transfer.import_parsed(conn, parsed, now=self.now().timestamp())
         if report.added and self._worker is not None:
             self._worker.wake()
         return report

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from tallei_desktop.core.errors import InvalidInput, StoreUnavailable
-from tallei_desktop.core.models import ConflictStatus, MemoryStatus
+from tallei_desktop.core.models import ConflictStatus, EventKind, MemoryStatus
 from tallei_desktop.core.service import MemoryService
 from tallei_desktop.core.transfer import (
     FORMAT,
@@ -221,6 +221,40 @@ def test_import_confirms_equal_text_merging_provenance_once(
     assert (again.added, again.confirmed, again.skipped, again.changed) == (0, 0, 2, False)
     assert mine.get(kept.id).provenance == memory.provenance
     assert mine.db.generation() == generation
+
+
+def test_imports_appear_in_the_change_feed_and_a_reimport_adds_no_event(
+    make_service: ServiceFactory, tmp_path: Path
+) -> None:
+    mine = fresh(make_service, tmp_path, "mine")
+    kept = mine.save("The build server is called hopper", platform="claude")
+    other = fresh(make_service, tmp_path, "other")
+    other.save("The build server is called hopper", platform="cursor")
+    new = other.save("The staging database lives in Frankfurt", platform="cursor")
+    other.save("I prefer tabs for indentation in Python code", platform="claude")
+    other.save("I prefer spaces for indentation in Python code", platform="chatgpt")
+    other.drain()
+    (conflict,) = other.conflicts()
+    doc = other.export_memories()
+
+    seq = mine.last_change_seq()
+    mine.import_memories(doc)
+    batch = mine.changes_since(seq)
+    imported = {
+        (e.memory_id, e.detail, e.platform) for e in batch.events if e.kind is EventKind.MEMORY_IMPORTED
+    }
+    assert (kept.id, "confirmed", "cursor") in imported and (new.id, "added", "cursor") in imported
+    assert len(imported) == 4
+    opened = [e for e in batch.events if e.kind is EventKind.CONFLICT_OPENED]
+    assert [(e.conflict_id, e.memory_id, e.detail) for e in opened] == [
+        (conflict.id, conflict.memory_b.id, conflict.memory_a.id)
+    ]
+
+    mine.import_memories(doc)
+    assert mine.changes_since(batch.last_seq).events == ()
+    with pytest.raises(InvalidInput):
+        mine.import_memories({**doc, "version": VERSION + 1})
+    assert mine.changes_since(batch.last_seq).events == ()
 
 
 def test_imported_memories_go_through_the_conflict_check(

@@ -20,9 +20,10 @@ from datetime import datetime
 
 import apsw
 
-from tallei_desktop.core.models import ConflictStatus, Memory, MemoryStatus, Provenance
+from tallei_desktop.core.models import ConflictStatus, EventKind, Memory, MemoryStatus, Provenance
 from tallei_desktop.core.store import queries as q
 from tallei_desktop.core.store.database import bump_generation
+from tallei_desktop.core.store.events import record_event
 from tallei_desktop.core.transfer import ExportedConflict, ImportReport, ParsedExport
 
 __all__ = ["export_all", "import_parsed"]
@@ -121,11 +122,11 @@ def _insert(conn: apsw.Connection, m: Memory) -> int:
 
 
 def _import_conflicts(
-    conn: apsw.Connection, conflicts: Iterable[ExportedConflict], rowid_of: dict[str, int]
+    conn: apsw.Connection, conflicts: Iterable[ExportedConflict], ids: dict[str, tuple[int, str]], now: float
 ) -> tuple[int, int]:
     added = skipped = 0
     for c in conflicts:
-        a, b = rowid_of[c.memory_a], rowid_of[c.memory_b]
+        (a, a_id), (b, b_id) = ids[c.memory_a], ids[c.memory_b]
         known = conn.execute(
             "SELECT 1 FROM conflicts WHERE id = ? OR (a_rowid = ? AND b_rowid = ?) OR (a_rowid = ? AND b_rowid = ?)",
             (c.id, a, b, b, a),
@@ -147,13 +148,21 @@ def _import_conflicts(
             ),
         )
         added += 1
+        if c.status is ConflictStatus.OPEN:
+            record_event(
+                conn, EventKind.CONFLICT_OPENED, at=now, memory_id=b_id, conflict_id=c.id, detail=a_id
+            )
     return added, skipped
 
 
-def import_parsed(conn: apsw.Connection, parsed: ParsedExport) -> ImportReport:
-    """Merge a checked export into the store, inside the caller's write transaction."""
+def import_parsed(conn: apsw.Connection, parsed: ParsedExport, *, now: float) -> ImportReport:
+    """Merge a checked export into the store, inside the caller's write transaction.
+
+    Each added or confirmed memory is a ``memory_imported`` event (detail ``added`` or ``confirmed``),
+    each imported open conflict a ``conflict_opened`` one; skipped ones leave no event.
+    """
     added = confirmed = skipped = 0
-    rowid_of: dict[str, int] = {}
+    ids: dict[str, tuple[int, str]] = {}  # file id -> (rowid, id) of the memory it became or matched
     for m in parsed.memories:
         row = q.fetch_by_id(conn, m.id)
         if row is None and m.status is MemoryStatus.ACTIVE:
@@ -162,15 +171,26 @@ def import_parsed(conn: apsw.Connection, parsed: ParsedExport) -> ImportReport:
             )
             row = same[0] if same else None
         if row is None:
-            rowid_of[m.id] = _insert(conn, m)
+            ids[m.id] = (_insert(conn, m), m.id)
+            record_event(
+                conn, EventKind.MEMORY_IMPORTED, at=now, memory_id=m.id, platform=m.platform, detail="added"
+            )
             added += 1
             continue
-        rowid_of[m.id] = row.rowid
+        ids[m.id] = (row.rowid, row.memory.id)
         if _merge_provenance(conn, row, m):
+            record_event(
+                conn,
+                EventKind.MEMORY_IMPORTED,
+                at=now,
+                memory_id=row.memory.id,
+                platform=m.platform,
+                detail="confirmed",
+            )
             confirmed += 1
         else:
             skipped += 1
-    conflicts_added, conflicts_skipped = _import_conflicts(conn, parsed.conflicts, rowid_of)
+    conflicts_added, conflicts_skipped = _import_conflicts(conn, parsed.conflicts, ids, now)
     report = ImportReport(added, confirmed, skipped, conflicts_added, conflicts_skipped)
     if report.changed:
         bump_generation(conn)

@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test lint bench bench-mcp bench-transfer clean
+.PHONY: run test lint bench bench-mcp bench-listing bench-transfer clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -27,6 +27,9 @@ bench: $(STAMP)
 
 bench-mcp: $(STAMP)
 	$(BIN)/python bench/bench_mcp.py $(BENCH_ARGS)
+
+bench-listing: $(STAMP)
+	$(BIN)/python bench/bench_listing.py $(BENCH_ARGS)
 
 bench-transfer: $(STAMP)
 	$(BIN)/python bench/bench_transfer.py $(BENCH_ARGS)

@@ -21,14 +21,19 @@ __all__ = [
     "ConflictStatus",
     "EventKind",
     "Memory",
+    "MemoryFilter",
+    "MemoryHistory",
+    "MemoryPage",
     "MemoryStatus",
     "MemoryType",
+    "PlatformUsage",
     "Provenance",
     "RecallItem",
     "RecallMode",
     "RecallResult",
     "SaveResult",
     "SearchHit",
+    "SortKey",
     "StoreStatus",
     "bucket_for",
     "confidence_for",
@@ -252,3 +257,57 @@ class ChangeBatch:
     events: tuple[ChangeEvent, ...]
     last_seq: int  # pass this back to changes_since next time
     reload: bool  # the caller fell behind pruning: reload whatever it shows
+
+
+class SortKey(enum.StrEnum):
+    """What a listing is ordered by; ties are broken by insertion order (rowid)."""
+
+    UPDATED = "updated"
+    CREATED = "created"
+    OCCURRED = "occurred"
+    LAST_USED = "last_used"  # never-recalled memories sort as the oldest
+    REFERENCES = "references"
+    CONTENT = "content"  # ASCII letters case-folded, the rest by code point
+    TYPE = "type"
+    PLATFORM = "platform"
+    PINNED = "pinned"
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryFilter:
+    """Which memories a listing shows. Every field narrows; an empty set means any value.
+
+    ``platforms`` matches any platform in :attr:`Memory.platforms` (the one that first saved it or
+    any that confirmed or edited it since). ``text`` keeps memories holding every word of it, each
+    word also matching as a prefix ("lisb" finds "Lisbon"); text with no words filters nothing.
+    """
+
+    buckets: frozenset[Bucket] = frozenset()
+    types: frozenset[MemoryType] = frozenset()
+    platforms: frozenset[str] = frozenset()
+    statuses: frozenset[MemoryStatus] = frozenset({MemoryStatus.ACTIVE})
+    pinned: bool | None = None
+    text: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryPage:
+    memories: tuple[Memory, ...]
+    total: int  # rows matching the filter, all pages
+    next_cursor: str | None  # opaque keyset cursor for the page after this one; None at the end
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryHistory:
+    memory: Memory  # with provenance
+    replaced: tuple[Memory, ...]  # what it superseded, transitively, newest first
+    merged: tuple[Memory, ...]  # near-duplicates folded into it
+    replaced_by: tuple[Memory, ...]  # if it was superseded/merged: the newer ones, in order
+    conflicts: tuple[Conflict, ...]  # open and resolved conflicts it took part in
+
+
+@dataclass(frozen=True, slots=True)
+class PlatformUsage:
+    platform: str
+    memories: int  # active memories saved or confirmed by it
+    last_seen: datetime  # its latest provenance entry

@@ -35,16 +35,21 @@ from tallei_desktop.core.models import (
     Conflict,
     ConflictResolution,
     Memory,
+    MemoryFilter,
+    MemoryHistory,
+    MemoryPage,
     MemoryStatus,
     MemoryType,
+    PlatformUsage,
     RecallResult,
     SaveResult,
     SearchHit,
+    SortKey,
     StoreStatus,
     bucket_for,
 )
 from tallei_desktop.core.retrieval import Budgets, build_recall, build_search
-from tallei_desktop.core.store import Connection
+from tallei_desktop.core.store import Connection, listing
 from tallei_desktop.core.store import conflicts as sc
 from tallei_desktop.core.store import events as se
 from tallei_desktop.core.store import memories as sm
@@ -70,6 +75,10 @@ CACHE_TTL_S = 300.0
 #: Memories embedded per background round; small batches keep the ONNX runtime's buffers small.
 EMBED_BATCH = 16
 MAX_OFFSET = 1_000_000_000
+#: Largest page ``list_page`` returns.
+MAX_PAGE = 1_000
+#: ``MemoryFilter()``: active memories of every kind (a frozen value, shared safely).
+DEFAULT_FILTER = MemoryFilter()
 #: How long a recall waits for a model that is still loading before answering without it.
 MODEL_WAIT_S = 5.0
 MAINTENANCE_EVERY_S = 3_600.0
@@ -551,6 +560,69 @@ class MemoryService:
     def model_status(self) -> ModelStatus:
         """Where the embedding model stands: loading, downloading (with progress), ready or off."""
         return self.embedder.status
+
+    # -- table view: listing, history, platform usage --------------------------------------------
+
+    def list_page(
+        self,
+        filter: MemoryFilter = DEFAULT_FILTER,
+        *,
+        sort: SortKey = SortKey.UPDATED,
+        descending: bool = True,
+        limit: int = 100,
+        offset: int = 0,
+        after: str | None = None,
+    ) -> MemoryPage:
+        """One page of the memories matching ``filter``, in ``sort`` order (ties: oldest row first
+        ascending, newest first descending), with the total count and a keyset cursor.
+
+        Page by ``offset``, or pass the previous page's ``next_cursor`` as ``after`` (not both): a
+        cursor stays correct while memories are added or removed. Raises :class:`InvalidInput` for
+        a limit outside 1..1000, a bad offset, a cursor from another order, or a malformed filter.
+        """
+        f = v.clean_filter(filter)
+        order = v.parse_sort(sort)
+        if type(descending) is not bool:
+            raise InvalidInput("descending must be true or false.")
+        if type(limit) is not int or not 1 <= limit <= MAX_PAGE:
+            raise InvalidInput(f"The page size must be between 1 and {MAX_PAGE:,}.")
+        if type(offset) is not int or not 0 <= offset <= MAX_OFFSET:
+            raise InvalidInput(f"The offset must be between 0 and {MAX_OFFSET:,}.")
+        cursor = listing.decode_cursor(after, order, descending) if after is not None else None
+        if cursor is not None and offset:
+            raise InvalidInput("Give an offset or a page cursor, not both.")
+        with self.db.read() as conn:
+            memories, next_at = listing.list_page(
+                conn, f, sort=order, descending=descending, limit=limit, offset=offset, after=cursor
+            )
+            total = listing.count(conn, f)
+        return MemoryPage(
+            memories=tuple(memories),
+            total=total,
+            next_cursor=listing.encode_cursor(next_at) if next_at is not None else None,
+        )
+
+    def count(self, filter: MemoryFilter = DEFAULT_FILTER) -> int:
+        """How many memories match ``filter``."""
+        f = v.clean_filter(filter)
+        with self.db.read() as conn:
+            return listing.count(conn, f)
+
+    def history(self, memory_id: str) -> MemoryHistory:
+        """A memory with its provenance, what it replaced or absorbed, what replaced it, its conflicts.
+
+        Follows ``superseded_by`` links: a memory replaced by a conflict's resolution shows that in
+        ``conflicts``.
+        """
+        mid = v.clean_id(memory_id)
+        with self.db.read() as conn:
+            return listing.history(conn, mid)
+
+    def platform_usage(self) -> builtins.list[PlatformUsage]:
+        """Every platform that ever saved, confirmed or edited a memory: how many active memories
+        it is part of (the count a ``platforms`` filter gives) and when it was last seen, latest first."""
+        with self.db.read() as conn:
+            return listing.platform_usage(conn)
 
     # -- export, import and backups ----------------------------------------------------------------
 

@@ -6,15 +6,25 @@ import re
 from datetime import UTC, datetime
 
 from tallei_desktop.core.errors import InvalidInput
-from tallei_desktop.core.models import MAX_CONTENT_BYTES, Bucket, MemoryType
+from tallei_desktop.core.models import (
+    MAX_CONTENT_BYTES,
+    Bucket,
+    MemoryFilter,
+    MemoryStatus,
+    MemoryType,
+    SortKey,
+)
 
 __all__ = [
     "MAX_QUERY_CHARS",
     "clean_content",
+    "clean_filter",
     "clean_id",
     "clean_platform",
     "clean_query",
     "parse_bucket",
+    "parse_sort",
+    "parse_status",
     "parse_type",
     "to_utc",
 ]
@@ -105,3 +115,42 @@ def to_utc(value: object) -> datetime:
         return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
     except OverflowError:
         raise InvalidInput("The date is out of range; use a year between 1900 and 2200.") from None
+
+
+def parse_sort(sort: object) -> SortKey:
+    try:
+        return SortKey(str(sort))
+    except ValueError:
+        names = ", ".join(k.value for k in SortKey)
+        raise InvalidInput(f"Unknown sort {str(sort)[:40]!r}; use one of: {names}.") from None
+
+
+def parse_status(value: object) -> MemoryStatus:
+    name = str(value).strip().lower()
+    if name == "forgotten":  # what the person sees the deleted status called
+        return MemoryStatus.DELETED
+    try:
+        return MemoryStatus(name)
+    except ValueError:
+        names = ", ".join(s.value for s in MemoryStatus)
+        raise InvalidInput(f"Unknown status {str(value)[:40]!r}; use one of: {names}.") from None
+
+
+def clean_filter(f: object) -> MemoryFilter:
+    """``f`` with every value checked and normalised (names as the store keeps them)."""
+    if not isinstance(f, MemoryFilter):
+        raise InvalidInput("The filter must be a MemoryFilter.")
+    sets = (f.buckets, f.types, f.platforms, f.statuses)
+    if not all(isinstance(s, (frozenset, set, tuple, list)) for s in sets):
+        raise InvalidInput("Filter buckets, types, platforms and statuses must be sets of names.")
+    if f.pinned is not None and type(f.pinned) is not bool:
+        raise InvalidInput("The pinned filter must be true, false or none.")
+    return MemoryFilter(
+        buckets=frozenset(parse_bucket(b) for b in f.buckets),
+        types=frozenset(parse_type(t) for t in f.types),
+        platforms=frozenset(clean_platform(p) for p in f.platforms),
+        statuses=frozenset(parse_status(s) for s in f.statuses),
+        pinned=f.pinned,
+        text=clean_query(f.text),
+    )
+

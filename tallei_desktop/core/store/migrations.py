@@ -134,12 +134,21 @@ def _v4_events(conn: apsw.Connection) -> None:
     )
 
 
+def _v5_listing_order(conn: apsw.Connection) -> None:
+    # The table view lists by last change, newest first, and pages through that order by keyset
+    # (updated_at, rowid). Status is last and not first on purpose: an index that leads with status
+    # draws the planner away from memories_hash in save's duplicate lookup (a scan of every active
+    # memory per save); the listing asks for this index by writing its status filter as +m.status.
+    conn.execute("CREATE INDEX memories_updated ON memories (updated_at, rowid, status);")
+
+
 #: Append only. Each entry runs in its own transaction and moves ``user_version`` to its index + 1.
 MIGRATIONS: tuple[tuple[str, Callable[[apsw.Connection], None]], ...] = (
     ("initial schema", _v1_initial),
     ("vector change log", _v2_vector_log),
     ("token counts and newest-first index", _v3_token_counts),
     ("change feed", _v4_events),
+    ("listing order index", _v5_listing_order),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test lint bench bench-mcp bench-listing bench-transfer clean
+.PHONY: run test lint bench bench-mcp bench-listing bench-quality bench-transfer clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -30,6 +30,9 @@ bench-mcp: $(STAMP)
 
 bench-listing: $(STAMP)
 	$(BIN)/python bench/bench_listing.py $(BENCH_ARGS)
+
+bench-quality: $(STAMP)
+	$(BIN)/python bench/bench_quality.py $(BENCH_ARGS)
 
 bench-transfer: $(STAMP)
 	$(BIN)/python bench/bench_transfer.py $(BENCH_ARGS)

@@ -132,9 +132,10 @@ def test_backup_then_restore_refused_while_served_then_done(env: dict[str, str],
         assert b'"result"' in server.stdout.readline()
         assert "open in another program" in one_line_error(run(env, "restore"))
     finally:
-        assert server.stdin is not None
+        assert server.stdin is not None and server.stdout is not None
         server.stdin.close()
         server.wait(timeout=60)
+        server.stdout.close()
 
     restored = run(env, "restore")
     assert restored.returncode == 0, restored.stderr

@@ -156,10 +156,11 @@ def test_restore_refuses_while_another_process_has_the_store_open(
             restore_backup(path, KEY, key_source="test key", now=clock())
         assert sorted(p.name for p in path.parent.iterdir()) == before
     finally:
-        assert holder.stdin is not None
+        assert holder.stdin is not None and holder.stdout is not None
         holder.stdin.write("\n")
         holder.stdin.close()
         assert holder.wait(timeout=60) == 0
+        holder.stdout.close()
     assert restore_backup(path, KEY, key_source="test key", now=clock()).replaced is not None
 
 

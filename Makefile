@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test lint bench bench-mcp bench-listing bench-quality bench-gui screenshots clean
+.PHONY: run test lint bench bench-mcp bench-listing bench-quality bench-transfer bench-gui screenshots clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -41,6 +41,9 @@ bench-listing: $(STAMP)
 
 bench-quality: $(STAMP)
 	$(BIN)/python bench/bench_quality.py $(BENCH_ARGS)
+
+bench-transfer: $(STAMP)
+	$(BIN)/python bench/bench_transfer.py $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

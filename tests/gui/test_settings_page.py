@@ -113,3 +113,19 @@ def test_start_at_login_adds_and_removes_the_autostart_entry(
     with qtbot.waitSignal(page.saved, timeout=WAIT_MS):
         page.save_button.click()
     assert not (folder / "tallei-desktop.desktop").exists()
+
+
+def test_back_up_now_writes_a_backup_and_lists_it(
+    qtbot: QtBot, tmp_path: Path, backend: Backend, ops: Ops
+) -> None:
+    settings = _settings(tmp_path)
+    backend.service.save("Something worth keeping", type="fact", platform="claude")
+    page = SettingsPage(settings, backend, ops)
+    qtbot.addWidget(page)
+    page.show()
+    qtbot.waitUntil(lambda: page.backups_state.text().startswith("No backups yet"), timeout=WAIT_MS)
+    with qtbot.waitSignal(page.saved, timeout=WAIT_MS) as said:
+        page.backup_button.click()
+    [made] = list((settings.data_dir / "backups").glob("tallei-*.db"))
+    assert said.args == [f"Backed up to {made}."]
+    qtbot.waitUntil(lambda: page.backups_state.text().startswith("1 backup in"), timeout=WAIT_MS)

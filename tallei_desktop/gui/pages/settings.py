@@ -29,7 +29,16 @@ from PySide6.QtWidgets import (
 )
 
 from tallei_desktop.config import Settings, save_settings
-from tallei_desktop.core import KeyMethod, KnownError, ModelState, ModelStatus, SecretStore
+from tallei_desktop.core import (
+    BackupInfo,
+    KeyMethod,
+    KnownError,
+    ModelState,
+    ModelStatus,
+    SecretStore,
+    backups_dir,
+    list_backups,
+)
 from tallei_desktop.gui import autostart
 from tallei_desktop.gui.backend import Backend
 from tallei_desktop.gui.ops import Ops
@@ -132,6 +141,18 @@ class SettingsPage(QWidget):
         key_row.addWidget(self.change_passphrase)
         store_form.addRow("Key:", key_row)
 
+        backups = QGroupBox("Backups", self)
+        backup_row = QHBoxLayout(backups)
+        self.backup_folder = backups_dir(settings.db_path)
+        self.backups_state = QLabel(backups)
+        self.backups_state.setWordWrap(True)
+        self.backups_state.setAccessibleName("Backups")
+        self.backup_button = QPushButton("Back &up now", backups)
+        self.backup_button.setAccessibleName("Back up now")
+        self.backup_button.clicked.connect(self.back_up)
+        backup_row.addWidget(self.backups_state, 1)
+        backup_row.addWidget(self.backup_button)
+
         model = QGroupBox("Semantic search", self)
         model_layout = QVBoxLayout(model)
         self.model_state = QLabel(model)
@@ -160,6 +181,7 @@ class SettingsPage(QWidget):
         )
         self.http_port = _spin(1, 65535, settings.http_port, "HTTP port", "", prefs)
         self.http_port.setGroupSeparatorShown(False)
+        self.backup_keep = _spin(1, 1000, settings.backup_keep, "Backups kept", " backups", prefs)
         self.notify_conflicts = QCheckBox("&Notify me when assistants disagree", prefs)
         self.notify_conflicts.setChecked(settings.notify_conflicts)
         self.start_at_login = QCheckBox("Start Tallei when I &log in", prefs)
@@ -170,6 +192,7 @@ class SettingsPage(QWidget):
         form.addRow("Long-term budget:", self.long_term_budget)
         form.addRow("Recent budget:", self.short_term_budget)
         form.addRow("HTTP port:", self.http_port)
+        form.addRow("Keep:", self.backup_keep)
         form.addRow(self.notify_conflicts)
         form.addRow(self.start_at_login)
         self.save_button = QPushButton("&Save settings", prefs)
@@ -185,6 +208,7 @@ class SettingsPage(QWidget):
 
         layout = QVBoxLayout(self)
         layout.addWidget(store)
+        layout.addWidget(backups)
         layout.addWidget(model)
         layout.addWidget(prefs)
         layout.addStretch(1)
@@ -223,10 +247,40 @@ class SettingsPage(QWidget):
             failed,
         )
 
+    # -- backups -------------------------------------------------------------------------------
+
+    def refresh_backups(self) -> None:
+        folder = self.backup_folder
+        self._ops.run(lambda: list_backups(folder), self._show_backups)
+
+    def _show_backups(self, found: list[BackupInfo]) -> None:
+        if not found:
+            self.backups_state.setText(f"No backups yet. They are kept in {self.backup_folder}.")
+            return
+        newest = found[0].taken_at.astimezone().strftime("%Y-%m-%d %H:%M")
+        count = f"{len(found)} backup{'s' if len(found) != 1 else ''}"
+        self.backups_state.setText(f"{count} in {self.backup_folder}; the newest from {newest}.")
+
+    def back_up(self) -> None:
+        service, folder = self._backend.service, self.backup_folder
+        self.backup_button.setEnabled(False)
+
+        def done(path: Path) -> None:
+            self.backup_button.setEnabled(True)
+            self._say(f"Backed up to {path}.")
+            self.refresh_backups()
+
+        def failed(error: Exception) -> None:
+            self.backup_button.setEnabled(True)
+            self._ops.report(error)
+
+        self._ops.run(lambda: service.backup_now(folder), done, failed)
+
     # -- model ---------------------------------------------------------------------------------
 
     def showEvent(self, event: QShowEvent) -> None:
         super().showEvent(event)
+        self.refresh_backups()
         self.refresh_model()
         self._timer.start()
 
@@ -257,6 +311,7 @@ class SettingsPage(QWidget):
             "long_term_budget": self.long_term_budget.value(),
             "short_term_budget": self.short_term_budget.value(),
             "http_port": self.http_port.value(),
+            "backup_keep": self.backup_keep.value(),
             "notify_conflicts": self.notify_conflicts.isChecked(),
             "start_at_login": self.start_at_login.isChecked(),
         }

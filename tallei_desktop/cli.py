@@ -146,6 +146,7 @@ def _add_transfer_commands(sub: Any) -> None:
     rs.add_argument(
         "target", nargs="?", metavar="FILE|ID", help="a backup file, or the id of a forgotten memory"
     )
+    rs.add_argument("--yes", action="store_true", help="replace the store from a backup without asking")
 
 
 def _add_global_options(parser: argparse.ArgumentParser, *, in_command: bool) -> None:
@@ -467,8 +468,20 @@ def _cmd_restore(args: argparse.Namespace, settings: Settings) -> int:
     if target is not None and _MEMORY_ID.match(target.strip().lower()) and not Path(target).exists():
         args.id = target
         return _with_service(_by_id("restore"))(args, settings)
-    key = build_secrets(settings).store_key(create=False)
     backup = Path(target) if target is not None else None
+    if not args.yes:
+        what = str(backup) if backup is not None else "the newest backup"
+        question = f"Replace the whole memory store with {what}? (the current file is kept beside it)"
+        if not sys.stdin.isatty():
+            print(
+                f"tallei-desktop: restore replaces the whole store with {what}; add --yes to confirm.",
+                file=sys.stderr,
+            )
+            return 2
+        if input(f"{question} [y/N] ").strip().lower() not in {"y", "yes"}:
+            print("Nothing restored.")
+            return 1
+    key = build_secrets(settings).store_key(create=False)
     result = restore_backup(settings.db_path, key.key, backup, key_source=key.source, now=datetime.now(UTC))
     print(f"restored {result.restored_from} to {settings.db_path}")
     if result.replaced is not None:

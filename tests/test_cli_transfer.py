@@ -127,17 +127,31 @@ def test_backup_then_restore_refused_while_served_then_done(env: dict[str, str],
                 "clientInfo": {"name": "test", "version": "1"},
             },
         }
-        server.stdin.write((json.dumps(init) + "\n").encode())
+        initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        # A tool call is answered only once the store is open (initialize may come first).
+        status = {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "memory_status", "arguments": {}},
+        }
+        for message in (init, initialized, status):
+            server.stdin.write((json.dumps(message) + "\n").encode())
         server.stdin.flush()
-        assert b'"result"' in server.stdout.readline()
-        assert "open in another program" in one_line_error(run(env, "restore"))
+        answers = [json.loads(server.stdout.readline()) for _ in range(2)]
+        assert [a.get("id") for a in answers] == [1, 2] and "result" in answers[1]
+        assert "open in another program" in one_line_error(run(env, "restore", "--yes"))
     finally:
         assert server.stdin is not None and server.stdout is not None
         server.stdin.close()
         server.wait(timeout=60)
         server.stdout.close()
 
-    restored = run(env, "restore")
+    unconfirmed = run(env, "restore")
+    assert unconfirmed.returncode == 2 and "--yes" in one_line_error(unconfirmed)
+    assert "After the backup" in run(env, "list").stdout  # nothing replaced
+
+    restored = run(env, "restore", "--yes")
     assert restored.returncode == 0, restored.stderr
     assert str(backup) in restored.stdout and "tallei.db.replaced-" in restored.stdout
     listed = run(env, "list").stdout

@@ -29,6 +29,7 @@ from tallei_desktop.core import (
     KnownError,
     Memory,
     MemoryType,
+    StoreDamaged,
     WrongKey,
 )
 
@@ -536,11 +537,13 @@ def _configure_logging(verbose: bool) -> None:
 
 
 def _advice(exc: KnownError) -> str:
-    """What a person at the command line can do about a key problem (the core only describes it)."""
+    """What a person at the command line can do about a key or store problem (the core only describes it)."""
     if isinstance(exc, WrongKey):
         return " Set TALLEI_PASSPHRASE to the passphrase this store was created with, then try again."
     if isinstance(exc, KeyUnavailable):
         return " If the store key is guarded by a passphrase, set TALLEI_PASSPHRASE to it, then try again."
+    if isinstance(exc, StoreDamaged):
+        return " `tallei-desktop restore` puts the newest backup back (the damaged file is kept)."
     return ""
 
 

@@ -450,6 +450,17 @@ def _import(service: MemoryService, args: argparse.Namespace, settings: Settings
         f"imported {args.file}: {report.added} added, {report.confirmed} confirmed, {report.skipped} skipped; "
         f"conflicts: {report.conflicts_added} added, {report.conflicts_skipped} skipped"
     )
+    if report.added:
+        # New memories still need their embeddings and the duplicate and conflict checks.
+        from tallei_desktop.app.opening import finish_pending
+
+        left = finish_pending(service, PENDING_WAIT_S)
+        if left:
+            print(
+                f"{left} imported memories are still to be indexed and checked for duplicates and "
+                "conflicts; the tray app or the next assistant to start will finish that.",
+                file=sys.stderr,
+            )
     return 0
 
 

@@ -62,6 +62,24 @@ def test_export_then_import_into_another_store_and_again(env: dict[str, str], tm
     assert "hopper" in run(other, "list").stdout
 
 
+def test_import_finishes_the_conflict_checks_before_it_returns(env: dict[str, str], tmp_path: Path) -> None:
+    other = {**env, "TALLEI_DATA_DIR": str(tmp_path / "other")}
+    assert run(other, "save", "I prefer spaces for indentation", "--platform", "chatgpt").returncode == 0
+    assert run(other, "list").returncode == 0  # a read command: the save is embedded and checked
+    assert run(env, "save", "I prefer tabs for indentation", "--platform", "claude").returncode == 0
+    out = tmp_path / "tabs.json"
+    assert run(env, "export", "--plain", "--out", str(out)).returncode == 0
+
+    imported = run(other, "import", str(out))
+    assert imported.returncode == 0 and "1 added" in imported.stdout, imported.stderr
+    # export runs no background work of its own, so what it shows is what import left behind.
+    after = tmp_path / "after.json"
+    assert run(other, "export", "--plain", "--out", str(after)).returncode == 0
+    document = json.loads(after.read_text(encoding="utf-8"))
+    [conflict] = document["conflicts"]
+    assert conflict["status"] == "open"
+
+
 def test_plain_export_is_readable_json_and_never_overwritten_without_force(
     env: dict[str, str], tmp_path: Path
 ) -> None:

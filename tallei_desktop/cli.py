@@ -8,18 +8,30 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import getpass
 import json
 import logging
+import re
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import asdict
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tallei_desktop import __version__
-from tallei_desktop.config import Settings, load_settings
-from tallei_desktop.core import Bucket, BugError, KeyUnavailable, KnownError, Memory, MemoryType, WrongKey
+from tallei_desktop.config import Settings, has_display, load_settings
+from tallei_desktop.core import (
+    Bucket,
+    BugError,
+    InvalidInput,
+    KeyUnavailable,
+    KnownError,
+    Memory,
+    MemoryType,
+    StoreDamaged,
+    WrongKey,
+)
 
 if TYPE_CHECKING:  # the service pulls in numpy and apsw: not needed to start `mcp`
     from tallei_desktop.core import MemoryService
@@ -27,6 +39,9 @@ if TYPE_CHECKING:  # the service pulls in numpy and apsw: not needed to start `m
 __all__ = ["main"]
 
 log = logging.getLogger("tallei_desktop")
+
+#: `restore ID` brings back a forgotten memory; anything else names a backup file.
+_MEMORY_ID = re.compile(r"^[0-9a-f]{12}$")
 
 #: How long a command that reads first finishes the work earlier saves left (embedding, dedup,
 #: conflicts) before answering without it.
@@ -73,7 +88,6 @@ def _parser() -> argparse.ArgumentParser:
 
     for name, text in (
         ("forget", "soft-delete a memory"),
-        ("restore", "bring back a forgotten memory"),
         ("pin", "pin a memory"),
         ("unpin", "unpin a memory"),
         ("show", "show one memory with its provenance"),
@@ -94,6 +108,7 @@ def _parser() -> argparse.ArgumentParser:
     d = sub.add_parser("doctor", help="show the store, key source, model state, counts and pending work")
     d.add_argument("--json", action="store_true")
 
+    sub.add_parser("gui", help="start the tray app (the default when there is a display)")
     sub.add_parser(
         "mcp", help="serve MCP over stdio (what Claude Desktop, Cursor, Gemini CLI and VS Code launch)"
     )
@@ -107,12 +122,33 @@ def _parser() -> argparse.ArgumentParser:
     cn.add_argument(
         "--print", dest="print_only", action="store_true", help="print the snippet, change nothing"
     )
+    _add_transfer_commands(sub)
 
     # People write `["mcp", "--data-dir", …]` into client settings by hand: every command takes the
     # global options too, meaning the same after the command as before it.
     for command in {id(c): c for c in sub.choices.values()}.values():
         _add_global_options(command, in_command=True)
     return p
+
+
+def _add_transfer_commands(sub: Any) -> None:
+    ex = sub.add_parser("export", help="write every memory to a file, encrypted with a passphrase")
+    ex.add_argument("--out", type=Path, required=True, metavar="FILE", help="the file to write")
+    ex.add_argument("--plain", action="store_true", help="write plain JSON, not encrypted")
+    ex.add_argument("--force", action="store_true", help="replace FILE if it exists")
+    im = sub.add_parser(
+        "import", help="merge an export file into the store (importing twice changes nothing)"
+    )
+    im.add_argument("file", type=Path)
+    sub.add_parser("backup", help="back up the store now (still encrypted) and print the backup's path")
+    rs = sub.add_parser(
+        "restore",
+        help="restore the store from a backup (default: the newest), or bring back a forgotten memory",
+    )
+    rs.add_argument(
+        "target", nargs="?", metavar="FILE|ID", help="a backup file, or the id of a forgotten memory"
+    )
+    rs.add_argument("--yes", action="store_true", help="replace the store from a backup without asking")
 
 
 def _add_global_options(parser: argparse.ArgumentParser, *, in_command: bool) -> None:
@@ -352,6 +388,21 @@ def _cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
     return run_http(settings, host=args.host, port=args.port)
 
 
+def _cmd_gui(args: argparse.Namespace, settings: Settings) -> int:
+    from tallei_desktop.gui import run_gui
+
+    return run_gui(settings)
+
+
+def _cmd_default(args: argparse.Namespace, settings: Settings) -> int:
+    if has_display():
+        return _cmd_gui(args, settings)
+    print("tallei-desktop: no display, so serving MCP over HTTP without the tray.", file=sys.stderr)
+    from tallei_desktop.mcp_server.entry import run_http
+
+    return run_http(settings, host=None, port=None)
+
+
 def _cmd_token(args: argparse.Namespace, settings: Settings) -> int:
     from tallei_desktop.mcp_server.entry import show_token
 
@@ -365,6 +416,120 @@ def _cmd_connect(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def _export_passphrase(settings: Settings, *, twice: bool) -> str:
+    """From the environment, else asked on the terminal (twice when choosing one)."""
+    known = settings.export_passphrase or settings.passphrase
+    if known:
+        return known
+    if not sys.stdin.isatty():
+        raise InvalidInput(
+            "An export passphrase is needed: set TALLEI_EXPORT_PASSPHRASE, run on a terminal, or use --plain."
+            if twice
+            else "This export is encrypted: set TALLEI_EXPORT_PASSPHRASE, or run on a terminal to type it."
+        )
+    first = getpass.getpass("Export passphrase: ")
+    if not first:
+        raise InvalidInput("The passphrase is empty; nothing was done.")
+    if twice and getpass.getpass("Repeat the passphrase: ") != first:
+        raise InvalidInput("The two passphrases differ; nothing was written.")
+    return first
+
+
+def _cmd_export(args: argparse.Namespace, settings: Settings) -> int:
+    from tallei_desktop.core import encode_export, write_new_file
+
+    if args.out.exists() and not args.force:
+        raise InvalidInput(f"{args.out} already exists; choose another name or add --force to replace it.")
+    passphrase = None if args.plain else _export_passphrase(settings, twice=True)
+    service = _open(settings, background=False)
+    try:
+        document = service.export_memories()
+    finally:
+        service.close()
+    write_new_file(args.out, encode_export(document, passphrase), force=args.force)
+    kind = "plain JSON" if args.plain else "encrypted"
+    memories, conflicts = len(document["memories"]), len(document["conflicts"])
+    print(f"exported {memories} memories and {conflicts} conflicts to {args.out} ({kind})")
+    return 0
+
+
+def _import(service: MemoryService, args: argparse.Namespace, settings: Settings) -> int:
+    from tallei_desktop.core import decode_export, is_encrypted
+
+    try:
+        data = args.file.read_bytes()
+    except OSError as exc:
+        raise InvalidInput(f"Cannot read {args.file}: {exc.strerror}.") from None
+    passphrase = _export_passphrase(settings, twice=False) if is_encrypted(data) else None
+    report = service.import_memories(decode_export(data, passphrase))
+    print(
+        f"imported {args.file}: {report.added} added, {report.confirmed} confirmed, {report.skipped} skipped; "
+        f"conflicts: {report.conflicts_added} added, {report.conflicts_skipped} skipped"
+    )
+    if report.added:
+        # New memories still need their embeddings and the duplicate and conflict checks.
+        from tallei_desktop.app.opening import finish_pending
+
+        left = finish_pending(service, PENDING_WAIT_S)
+        if left:
+            print(
+                f"{left} imported memories are still to be indexed and checked for duplicates and "
+                "conflicts; the tray app or the next assistant to start will finish that.",
+                file=sys.stderr,
+            )
+    return 0
+
+
+def _backup(service: MemoryService, args: argparse.Namespace, settings: Settings) -> int:
+    from tallei_desktop.core import backups_dir
+
+    service.configure_backups(backups_dir(settings.db_path), keep=settings.backup_keep)
+    print(service.backup_now(backups_dir(settings.db_path)))
+    return 0
+
+
+def _cmd_restore(args: argparse.Namespace, settings: Settings) -> int:
+    from tallei_desktop.core import restore_backup
+    from tallei_desktop.factory import build_secrets
+
+    target: str | None = args.target
+    if target is not None and _MEMORY_ID.match(target.strip().lower()) and not Path(target).exists():
+        args.id = target
+        return _with_service(_by_id("restore"))(args, settings)
+    backup = Path(target) if target is not None else None
+    if not args.yes:
+        what = str(backup) if backup is not None else "the newest backup"
+        question = f"Replace the whole memory store with {what}? (the current file is kept beside it)"
+        if not sys.stdin.isatty():
+            print(
+                f"tallei-desktop: restore replaces the whole store with {what}; add --yes to confirm.",
+                file=sys.stderr,
+            )
+            return 2
+        if input(f"{question} [y/N] ").strip().lower() not in {"y", "yes"}:
+            print("Nothing restored.")
+            return 1
+    key = build_secrets(settings).store_key(create=False)
+    result = restore_backup(settings.db_path, key.key, backup, key_source=key.source, now=datetime.now(UTC))
+    print(f"restored {result.restored_from} to {settings.db_path}")
+    if result.replaced is not None:
+        print(f"the replaced store is kept as {result.replaced}")
+    return 0
+
+
+def _with_settings(
+    fn: Callable[[MemoryService, argparse.Namespace, Settings], int],
+) -> Callable[[argparse.Namespace, Settings], int]:
+    def run(args: argparse.Namespace, settings: Settings) -> int:
+        service = _open(settings, background=False)
+        try:
+            return fn(service, args, settings)
+        finally:
+            service.close()
+
+    return run
+
+
 _COMMANDS: dict[str, Callable[[argparse.Namespace, Settings], int]] = {
     "save": _cmd_save,
     "recall": _with_service(_recall, reads=True),
@@ -372,7 +537,6 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace, Settings], int]] = {
     "list": _with_service(_list, reads=True),
     "show": _with_service(_by_id("show"), reads=True),
     "forget": _with_service(_by_id("forget")),
-    "restore": _with_service(_by_id("restore")),
     "pin": _with_service(_by_id("pin")),
     "unpin": _with_service(_by_id("unpin")),
     "purge": _with_service(_purge),
@@ -381,8 +545,14 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace, Settings], int]] = {
     "doctor": _cmd_doctor,
     "mcp": _cmd_mcp,
     "serve": _cmd_serve,
+    "gui": _cmd_gui,
+    "default": _cmd_default,
     "token": _cmd_token,
     "connect": _cmd_connect,
+    "export": _cmd_export,
+    "import": _with_settings(_import),
+    "backup": _with_settings(_backup),
+    "restore": _cmd_restore,
 }
 
 
@@ -396,21 +566,20 @@ def _configure_logging(verbose: bool) -> None:
 
 
 def _advice(exc: KnownError) -> str:
-    """What a person at the command line can do about a key problem (the core only describes it)."""
+    """What a person at the command line can do about a key or store problem (the core only describes it)."""
     if isinstance(exc, WrongKey):
         return " Set TALLEI_PASSPHRASE to the passphrase this store was created with, then try again."
     if isinstance(exc, KeyUnavailable):
         return " If the store key is guarded by a passphrase, set TALLEI_PASSPHRASE to it, then try again."
+    if isinstance(exc, StoreDamaged):
+        return " `tallei-desktop restore` puts the newest backup back (the damaged file is kept)."
     return ""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     _configure_logging(args.verbose)
-    if args.command is None:
-        _parser().print_help()
-        return 0
-    command = args.command
+    command = args.command or "default"
     try:
         settings = _settings(args)
         return _COMMANDS[command](args, settings)

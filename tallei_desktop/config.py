@@ -20,7 +20,7 @@ from typing import Any
 
 from tallei_desktop.core.errors import InvalidInput, KnownError
 
-__all__ = ["Settings", "default_config_path", "dump_toml", "load_settings", "save_settings"]
+__all__ = ["Settings", "default_config_path", "dump_toml", "has_display", "load_settings", "save_settings"]
 
 APP_NAME = "tallei-desktop"
 
@@ -48,16 +48,20 @@ class Settings:
     http_port: int = 8765
     start_at_login: bool = False
     notify_conflicts: bool = True
+    export_passphrase: str | None = None  # encrypts exports; else passphrase; else asked on a terminal
+    backup_keep: int = 7
 
     @property
     def db_path(self) -> Path:
         return self.data_dir / "tallei.db"
 
-    def __repr__(self) -> str:  # never print the passphrase
-        shown = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "passphrase"}
-        secret = "set" if self.passphrase else "unset"
-        return f"Settings({shown}, passphrase={secret})"
+    def __repr__(self) -> str:  # never print a passphrase
+        shown = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in _SECRETS}
+        secrets = ", ".join(f"{name}={'set' if getattr(self, name) else 'unset'}" for name in _SECRETS)
+        return f"Settings({shown}, {secrets})"
 
+
+_SECRETS = ("passphrase", "export_passphrase")
 
 _ENV: dict[str, str] = {
     "TALLEI_DATA_DIR": "data_dir",
@@ -72,11 +76,29 @@ _ENV: dict[str, str] = {
     "TALLEI_HTTP_PORT": "http_port",
     "TALLEI_START_AT_LOGIN": "start_at_login",
     "TALLEI_NOTIFY_CONFLICTS": "notify_conflicts",
+    "TALLEI_EXPORT_PASSPHRASE": "export_passphrase",
+    "TALLEI_BACKUP_KEEP": "backup_keep",
 }
 
 _PATHS = {"data_dir", "log_dir", "model_dir", "model_cache_dir"}
-_INTS = {"short_term_days", "preference_budget", "long_term_budget", "short_term_budget", "http_port"}
+_INTS = {
+    "short_term_days",
+    "preference_budget",
+    "long_term_budget",
+    "short_term_budget",
+    "http_port",
+    "backup_keep",
+}
 _BOOLS = {"allow_model_download", "start_at_login", "notify_conflicts"}
+
+
+def has_display(environ: Mapping[str, str] | None = None, *, platform: str | None = None) -> bool:
+    """Whether a desktop can show windows: on Linux and the BSDs, an X11 or Wayland display is set."""
+    env = os.environ if environ is None else environ
+    system = platform or sys.platform
+    if system.startswith(("win", "darwin")):
+        return True
+    return bool(env.get("DISPLAY") or env.get("WAYLAND_DISPLAY"))
 
 
 def default_config_path(environ: Mapping[str, str] | None = None) -> Path:
@@ -135,7 +157,7 @@ def load_settings(
         except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
             raise InvalidInput(f"Cannot read the settings file {path}: {exc}. Fix or remove it.") from None
         for key, value in table.items():
-            if key not in known or key == "passphrase":
+            if key not in known or key in _SECRETS:
                 raise InvalidInput(f"{path}: unknown setting {key!r}.")
             values[key] = _coerce(key, value, str(path))
 
@@ -168,8 +190,8 @@ def save_settings(changes: Mapping[str, object], *, config_path: Path | None = N
     known = {f.name for f in fields(Settings)}
     updates: dict[str, object] = {}
     for name, value in changes.items():
-        if name == "passphrase":
-            raise InvalidInput("The passphrase is never written to the settings file.")
+        if name in _SECRETS:
+            raise InvalidInput("A passphrase is never written to the settings file.")
         if name not in known:
             raise InvalidInput(f"Unknown setting {name!r}.")
         if value is None:

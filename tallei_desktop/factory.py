@@ -16,6 +16,7 @@ from tallei_desktop.core import (
     MemoryService,
     SecretStore,
     WrongKey,
+    backups_dir,
 )
 
 __all__ = ["build_embedder", "build_secrets", "build_service", "unlock_need"]
@@ -107,5 +108,7 @@ def build_service(
         ),
     )
     if background:
+        # Every long-running process offers to back up; the files decide, so it is one a day in all.
+        service.configure_backups(backups_dir(settings.db_path), keep=settings.backup_keep)
         service.start_background()
     return service

@@ -21,11 +21,13 @@ from tallei_desktop.core.errors import (
     ModelUnavailable,
     NotFound,
     StoreBusy,
+    StoreDamaged,
     StoreUnavailable,
     TalleiError,
     WrongKey,
 )
 from tallei_desktop.core.models import (
+    CHOSEN_RESOLUTIONS,
     MAX_CONTENT_BYTES,
     Bucket,
     ChangeBatch,
@@ -55,6 +57,14 @@ from tallei_desktop.core.models import (
 )
 
 if TYPE_CHECKING:
+    from tallei_desktop.core.backup import (
+        BackupInfo,
+        RestoreResult,
+        backups_dir,
+        list_backups,
+        newest_backup,
+        restore_backup,
+    )
     from tallei_desktop.core.embeddings import (
         DEFAULT_MODEL,
         DIM,
@@ -77,14 +87,23 @@ if TYPE_CHECKING:
     from tallei_desktop.core.retrieval import Budgets
     from tallei_desktop.core.service import Clock, MemoryService
     from tallei_desktop.core.store.database import Database
+    from tallei_desktop.core.transfer import (
+        ImportReport,
+        decode_export,
+        encode_export,
+        is_encrypted,
+        write_new_file,
+    )
 
 __all__ = [
+    "CHOSEN_RESOLUTIONS",
     "DEFAULT_MODEL",
     "DIM",
     "KEYRING_SERVICE",
     "KEY_FILE_NAME",
     "MAX_CONTENT_BYTES",
     "TOKEN_SECRET",
+    "BackupInfo",
     "Bucket",
     "Budgets",
     "BugError",
@@ -100,6 +119,7 @@ __all__ = [
     "EventKind",
     "FastEmbedEmbedder",
     "FloatArray",
+    "ImportReport",
     "InvalidInput",
     "KeyMethod",
     "KeyUnavailable",
@@ -121,19 +141,29 @@ __all__ = [
     "RecallItem",
     "RecallMode",
     "RecallResult",
+    "RestoreResult",
     "SaveResult",
     "SearchHit",
     "SecretStore",
     "SortKey",
     "StoreBusy",
+    "StoreDamaged",
     "StoreKey",
     "StoreStatus",
     "StoreUnavailable",
     "TalleiError",
     "WrongKey",
+    "backups_dir",
     "bucket_for",
     "confidence_for",
+    "decode_export",
+    "encode_export",
+    "is_encrypted",
+    "list_backups",
+    "newest_backup",
     "random_token",
+    "restore_backup",
+    "write_new_file",
 ]
 
 #: The names loaded on first use, and the inner module each comes from.
@@ -157,6 +187,17 @@ _LAZY: dict[str, str] = {
     "Clock": "service",
     "MemoryService": "service",
     "Database": "store.database",
+    "BackupInfo": "backup",
+    "RestoreResult": "backup",
+    "backups_dir": "backup",
+    "list_backups": "backup",
+    "newest_backup": "backup",
+    "restore_backup": "backup",
+    "ImportReport": "transfer",
+    "decode_export": "transfer",
+    "encode_export": "transfer",
+    "is_encrypted": "transfer",
+    "write_new_file": "transfer",
 }
 
 

@@ -1,0 +1,212 @@
+"""What the windows need from the core, in one place.
+
+Every method blocks (SQLite, the model), so the GUI calls them through :mod:`.ops`, never on the Qt
+thread. Listing, history and usage are the core's paged queries; following other processes uses the
+core's change feed.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from tallei_desktop.core import (
+    Bucket,
+    Conflict,
+    ConflictResolution,
+    EventKind,
+    Memory,
+    MemoryFilter,
+    MemoryHistory,
+    MemoryStatus,
+    MemoryType,
+    PlatformUsage,
+    RecallResult,
+    SortKey,
+)
+
+if TYPE_CHECKING:
+    from tallei_desktop.core import MemoryService
+
+__all__ = ["Backend", "Changes", "ListQuery", "Page", "View"]
+
+#: The core's largest page; longer reads are split.
+_MAX_PAGE = 1_000
+#: Search results a view shows: the best matches, not every memory sharing a word.
+_SEARCH_LIMIT = 100
+_FEED_BATCH = 1_000
+
+
+class View(enum.StrEnum):
+    """The memory views of the main window."""
+
+    PREFERENCES = "preferences"
+    LONG_TERM = "long_term"
+    RECENT = "recent"
+    ARCHIVED = "archived"
+    FORGOTTEN = "forgotten"
+
+    @property
+    def label(self) -> str:
+        return _TITLES[self]
+
+
+_TITLES = {
+    View.PREFERENCES: "Preferences",
+    View.LONG_TERM: "Long-term",
+    View.RECENT: "Recent",
+    View.ARCHIVED: "Archived",
+    View.FORGOTTEN: "Forgotten",
+}
+
+# (bucket, status) that each view lists.
+_SCOPE: dict[View, tuple[Bucket | None, MemoryStatus]] = {
+    View.PREFERENCES: (Bucket.PREFERENCE, MemoryStatus.ACTIVE),
+    View.LONG_TERM: (Bucket.LONG_TERM, MemoryStatus.ACTIVE),
+    View.RECENT: (Bucket.SHORT_TERM, MemoryStatus.ACTIVE),
+    View.ARCHIVED: (None, MemoryStatus.ARCHIVED),
+    View.FORGOTTEN: (None, MemoryStatus.DELETED),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class ListQuery:
+    view: View
+    types: frozenset[MemoryType] = frozenset()
+    platforms: frozenset[str] = frozenset()
+    text: str = ""  # a search: best match first unless a column sort is chosen
+    sort: SortKey | None = None  # None: most recently changed first
+    descending: bool = True
+
+    def to_filter(self) -> MemoryFilter:
+        bucket, status = _SCOPE[self.view]
+        return MemoryFilter(
+            buckets=frozenset({bucket}) if bucket else frozenset(),
+            types=self.types,
+            platforms=self.platforms,
+            statuses=frozenset({status}),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Page:
+    memories: tuple[Memory, ...]
+    total: int
+    offset: int
+
+
+@dataclass(frozen=True, slots=True)
+class Changes:
+    """What a look at the change feed found."""
+
+    seq: int  # pass back next time
+    changed: bool  # anything committed since the last look (views reload)
+    opened: tuple[str, ...]  # conflicts flagged since the last look, oldest first
+    conflicts: tuple[Conflict, ...] | None  # the open conflicts now; None when nothing changed
+
+
+def _search_order(m: Memory, key: SortKey) -> object:
+    values: dict[SortKey, object] = {
+        SortKey.UPDATED: m.updated_at,
+        SortKey.CREATED: m.created_at,
+        SortKey.OCCURRED: m.occurred_at,
+        SortKey.LAST_USED: m.last_referenced_at.timestamp() if m.last_referenced_at else 0.0,
+        SortKey.REFERENCES: m.reference_count,
+        SortKey.CONTENT: m.content.casefold(),
+        SortKey.TYPE: str(m.type),
+        SortKey.PLATFORM: m.platform,
+        SortKey.PINNED: m.pinned,
+    }
+    return values[key]
+
+
+class Backend:
+    """The GUI's door to one open :class:`MemoryService`; thread-safe, blocking."""
+
+    def __init__(self, service: MemoryService) -> None:
+        self.service = service
+
+    # -- following the store -------------------------------------------------------------------
+
+    def follow(self, seq: int | None) -> Changes:
+        """Look at the change feed after ``seq`` (``None``: start following from now)."""
+        service = self.service
+        if seq is None:
+            service.store_changed()  # from here on, say when anything commits
+            return Changes(service.last_change_seq(), False, (), tuple(service.conflicts()))
+        if not service.store_changed():
+            return Changes(seq, False, (), None)
+        opened: list[str] = []
+        while True:
+            batch = service.changes_since(seq, limit=_FEED_BATCH)
+            seq = batch.last_seq
+            opened += [
+                e.conflict_id for e in batch.events if e.kind is EventKind.CONFLICT_OPENED and e.conflict_id
+            ]
+            if batch.reload or len(batch.events) < _FEED_BATCH:
+                break
+        return Changes(seq, True, tuple(opened), tuple(service.conflicts()))
+
+    # -- listing ---------------------------------------------------------------------------------
+
+    def page(self, query: ListQuery, *, offset: int = 0, limit: int = 200) -> Page:
+        """One page of the memories ``query`` selects, with the total across all pages."""
+        if query.text.strip():
+            return self._search_page(query, offset, limit)
+        sort = query.sort or SortKey.UPDATED
+        descending = query.descending if query.sort else True
+        found: list[Memory] = []
+        total = 0
+        while True:
+            want = min(_MAX_PAGE, limit - len(found))
+            got = self.service.list_page(
+                query.to_filter(), sort=sort, descending=descending, limit=want, offset=offset + len(found)
+            )
+            found.extend(got.memories)
+            total = got.total
+            if len(found) >= limit or len(got.memories) < want:
+                break
+        return Page(tuple(found), total, offset)
+
+    def _search_page(self, query: ListQuery, offset: int, limit: int) -> Page:
+        # The engine's hybrid search (words and meaning), narrowed to this view's filter.
+        bucket, status = _SCOPE[query.view]
+        hits = self.service.search(
+            query.text, limit=_SEARCH_LIMIT, include_archived=status is MemoryStatus.ARCHIVED
+        )
+        rows = [
+            h.memory
+            for h in hits
+            if h.memory.status is status
+            and (bucket is None or h.memory.bucket is bucket)
+            and (not query.types or h.memory.type in query.types)
+            and (not query.platforms or query.platforms.intersection(h.memory.platforms))
+        ]
+        if query.sort is not None:
+            key = query.sort
+            rows.sort(key=lambda m: _search_order(m, key), reverse=query.descending)  # type: ignore[arg-type,return-value]
+        return Page(tuple(rows[offset : offset + limit]), len(rows), offset)
+
+    def platforms(self) -> list[str]:
+        """Every platform that saved, confirmed or edited a memory, sorted by name."""
+        return sorted(u.platform for u in self.service.platform_usage())
+
+    def platform_usage(self) -> list[PlatformUsage]:
+        return self.service.platform_usage()
+
+    def details(self, memory_id: str) -> MemoryHistory:
+        return self.service.history(memory_id)
+
+    # -- conflicts and recall ----------------------------------------------------------------------
+
+    def open_conflicts(self) -> list[Conflict]:
+        return self.service.conflicts()
+
+    def resolve(
+        self, conflict_id: str, resolution: ConflictResolution, content: str | None = None
+    ) -> Conflict:
+        return self.service.resolve_conflict(conflict_id, resolution, content=content)
+
+    def recall(self, query: str) -> RecallResult:
+        return self.service.recall(query)

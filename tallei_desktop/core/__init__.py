@@ -84,6 +84,7 @@ if TYPE_CHECKING:
         StoreKey,
         random_token,
     )
+    from tallei_desktop.core.recall import estimate_tokens, items_cost
     from tallei_desktop.core.retrieval import Budgets
     from tallei_desktop.core.service import Clock, MemoryService
     from tallei_desktop.core.store.database import Database
@@ -158,7 +159,9 @@ __all__ = [
     "confidence_for",
     "decode_export",
     "encode_export",
+    "estimate_tokens",
     "is_encrypted",
+    "items_cost",
     "list_backups",
     "newest_backup",
     "random_token",
@@ -184,6 +187,8 @@ _LAZY: dict[str, str] = {
     "StoreKey": "keys",
     "random_token": "keys",
     "Budgets": "retrieval",
+    "estimate_tokens": "recall",
+    "items_cost": "recall",
     "Clock": "service",
     "MemoryService": "service",
     "Database": "store.database",

@@ -40,6 +40,7 @@ __all__ = [
     "assemble_recall",
     "estimate_tokens",
     "hybrid_score",
+    "items_cost",
     "long_term_fits",
     "normalise_bm25",
     "plan_recall",
@@ -168,6 +169,11 @@ class SearchCandidates:
 def estimate_tokens(text: str) -> int:
     """ceil(chars / 4): no tokenizer, the same estimate for every model."""
     return -(-len(text) // 4)
+
+
+def items_cost(items: Sequence[RecallItem], budgets: Budgets) -> int:
+    """Tokens ``items`` take against their bucket's budget: content plus each line's head."""
+    return sum(estimate_tokens(item.memory.content) + budgets.line_tokens for item in items)
 
 
 def _age_days(now: datetime, then: datetime) -> float:

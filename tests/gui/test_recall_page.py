@@ -40,6 +40,11 @@ def test_the_preview_equals_recall_memories(
     shown = page.block.toPlainText()
     assert shown == _recall_memories(service, "deploy schedule")
     assert "I prefer concise answers" in shown
-    assert page.bars["preferences"].value() == estimate_tokens("I prefer concise answers")
+    line = service.budgets.line_tokens
+    assert page.bars["preferences"].value() == estimate_tokens("I prefer concise answers") + line
     assert page.bars["long_term"].maximum() == service.budgets.long_term
-    assert page.bars["short_term"].value() == estimate_tokens("The garden party was yesterday")
+    assert page.bars["short_term"].value() == estimate_tokens("The garden party was yesterday") + line
+    assert page.bars["total"].maximum() == service.budgets.total
+    assert page.bars["total"].value() == sum(
+        estimate_tokens(m.content) + line for m in service.list(limit=10)
+    )

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import math
-
 from PySide6.QtCore import Signal
 from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import (
@@ -18,21 +16,11 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from tallei_desktop.core import RecallItem, RecallResult
+from tallei_desktop.core import RecallResult, items_cost
 from tallei_desktop.gui.backend import Backend
 from tallei_desktop.gui.ops import Ops
 
-__all__ = ["RecallPage", "bucket_tokens"]
-
-
-def estimate_tokens(text: str) -> int:
-    """Recall's token estimate (one token per four characters, rounded up), as the budgets count."""
-    return math.ceil(len(text) / 4)
-
-
-def bucket_tokens(items: tuple[RecallItem, ...]) -> int:
-    """Tokens a bucket's memories take, by the same estimate recall budgets with."""
-    return sum(estimate_tokens(i.memory.content) for i in items)
+__all__ = ["RecallPage"]
 
 
 class RecallPage(QWidget):
@@ -66,6 +54,8 @@ class RecallPage(QWidget):
             ("preferences", "Preferences", budgets.preference),
             ("long_term", "Long-term", budgets.long_term),
             ("short_term", "Recent", budgets.short_term),
+            # What the buckets leave unused carries the best remaining matches ("More matches").
+            ("total", "Whole block", budgets.total),
         ):
             bar = QProgressBar(self)
             bar.setRange(0, budget)
@@ -103,15 +93,18 @@ class RecallPage(QWidget):
 
     def show_result(self, result: RecallResult) -> None:
         self.block.setPlainText(result.text)
+        budgets = self._backend.service.budgets
         for key, items in (
             ("preferences", result.preferences),
             ("long_term", result.long_term),
             ("short_term", result.short_term),
+            ("total", result.items),
         ):
             bar = self.bars[key]
-            bar.setValue(min(bar.maximum(), bucket_tokens(items)))
+            bar.setValue(min(bar.maximum(), items_cost(items, budgets)))
         semantic = "on" if result.semantic_search else "off (words and recency only)"
+        more = f"; {len(result.more)} more matches from unused budget" if result.more else ""
         self.mode.setText(
-            f"Long-term: {str(result.long_term_mode).replace('_', '-')}; semantic search {semantic}."
+            f"Long-term: {str(result.long_term_mode).replace('_', '-')}; semantic search {semantic}{more}."
         )
         self.shown.emit(result)

@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test lint bench bench-mcp bench-listing clean
+.PHONY: run gui test lint bench bench-mcp bench-listing bench-gui screenshots clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -12,8 +12,9 @@ $(STAMP): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
+# The tray app on a desktop; without a display, the HTTP server.
 run: $(STAMP)
-	$(BIN)/tallei-desktop $(or $(ARGS),serve)
+	$(BIN)/tallei-desktop $(ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check tallei_desktop tests bench
@@ -30,6 +31,13 @@ bench-mcp: $(STAMP)
 
 bench-listing: $(STAMP)
 	$(BIN)/python bench/bench_listing.py $(BENCH_ARGS)
+
+bench-gui: $(STAMP)
+	$(BIN)/python bench/bench_gui.py $(BENCH_ARGS)
+
+# Needs Xvfb, trayer and ImageMagick (Debian: apt-get install -y xvfb trayer imagemagick).
+screenshots: $(STAMP)
+	$(BIN)/python docs/make_screenshots.py
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

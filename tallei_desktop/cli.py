@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tallei_desktop import __version__
-from tallei_desktop.config import Settings, load_settings
+from tallei_desktop.config import Settings, has_display, load_settings
 from tallei_desktop.core.errors import BugError, KeyUnavailable, KnownError, WrongKey
 from tallei_desktop.core.models import Bucket, Memory, MemoryType
 
@@ -98,6 +98,7 @@ def _parser() -> argparse.ArgumentParser:
     d = sub.add_parser("doctor", help="show the store, key source, model state, counts and pending work")
     d.add_argument("--json", action="store_true")
 
+    sub.add_parser("gui", help="start the tray app (the default when there is a display)")
     sub.add_parser(
         "mcp", help="serve MCP over stdio (what Claude Desktop, Cursor, Gemini CLI and VS Code launch)"
     )
@@ -301,6 +302,21 @@ def _cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
     return run_http(settings, host=args.host, port=args.port)
 
 
+def _cmd_gui(args: argparse.Namespace, settings: Settings) -> int:
+    from tallei_desktop.gui import run_gui
+
+    return run_gui(settings)
+
+
+def _cmd_default(args: argparse.Namespace, settings: Settings) -> int:
+    if has_display():
+        return _cmd_gui(args, settings)
+    print("tallei-desktop: no display, so serving MCP over HTTP without the tray.", file=sys.stderr)
+    from tallei_desktop.mcp_server.entry import run_http
+
+    return run_http(settings, host=None, port=None)
+
+
 def _cmd_token(args: argparse.Namespace, settings: Settings) -> int:
     from tallei_desktop.mcp_server.entry import show_token
 
@@ -329,6 +345,8 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace, Settings], int]] = {
     "doctor": _cmd_doctor,
     "mcp": _cmd_mcp,
     "serve": _cmd_serve,
+    "gui": _cmd_gui,
+    "default": _cmd_default,
     "token": _cmd_token,
     "connect": _cmd_connect,
 }
@@ -355,10 +373,7 @@ def _advice(exc: KnownError) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     _configure_logging(args.verbose)
-    if args.command is None:
-        _parser().print_help()
-        return 0
-    command = args.command
+    command = args.command or "default"
     try:
         settings = _settings(args)
         return _COMMANDS[command](args, settings)

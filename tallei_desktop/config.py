@@ -20,7 +20,7 @@ from typing import Any
 
 from tallei_desktop.core.errors import InvalidInput, KnownError
 
-__all__ = ["Settings", "default_config_path", "dump_toml", "load_settings", "save_settings"]
+__all__ = ["Settings", "default_config_path", "dump_toml", "has_display", "load_settings", "save_settings"]
 
 APP_NAME = "tallei-desktop"
 
@@ -77,6 +77,15 @@ _ENV: dict[str, str] = {
 _PATHS = {"data_dir", "log_dir", "model_dir", "model_cache_dir"}
 _INTS = {"short_term_days", "preference_budget", "long_term_budget", "short_term_budget", "http_port"}
 _BOOLS = {"allow_model_download", "start_at_login", "notify_conflicts"}
+
+
+def has_display(environ: Mapping[str, str] | None = None, *, platform: str | None = None) -> bool:
+    """Whether a desktop can show windows: on Linux and the BSDs, an X11 or Wayland display is set."""
+    env = os.environ if environ is None else environ
+    system = platform or sys.platform
+    if system.startswith(("win", "darwin")):
+        return True
+    return bool(env.get("DISPLAY") or env.get("WAYLAND_DISPLAY"))
 
 
 def default_config_path(environ: Mapping[str, str] | None = None) -> Path:

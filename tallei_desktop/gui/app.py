@@ -1,0 +1,268 @@
+"""Start-up and shutdown of the tray app: settings → unlock → service → window and tray → HTTP endpoint.
+
+Everything runs in one qasync loop: Qt's events, the watcher's polls and the uvicorn server of the
+HTTP endpoint. Quit (menu), closing the window where there is no tray, and SIGTERM/SIGINT all end
+the same way: stop the endpoint, let running ops finish, close the store, exit 0.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import signal
+import sys
+from collections.abc import Callable, Coroutine
+from typing import TYPE_CHECKING, Any
+
+from PySide6.QtGui import QGuiApplication
+from PySide6.QtWidgets import QApplication, QMessageBox, QSystemTrayIcon
+
+from tallei_desktop.config import Settings
+from tallei_desktop.core.models import Conflict
+from tallei_desktop.gui.backend import Backend
+from tallei_desktop.gui.icons import app_icon
+from tallei_desktop.gui.main_window import MainWindow
+from tallei_desktop.gui.ops import Ops
+from tallei_desktop.gui.single_instance import SingleInstance
+from tallei_desktop.gui.tray import Tray
+from tallei_desktop.gui.unlock import Opened, Unlocker
+from tallei_desktop.gui.watcher import StoreWatcher
+
+if TYPE_CHECKING:
+    from tallei_desktop.mcp_server.http_endpoint import HttpEndpoint
+
+__all__ = ["TrayApp", "run_gui"]
+
+log = logging.getLogger(__name__)
+
+
+def _say(text: str) -> None:
+    # The readiness and problem lines go to stderr, which the person (or a test) may be watching.
+    print(f"tallei-desktop: {text}", file=sys.stderr, flush=True)
+
+
+def run_gui(settings: Settings, argv: list[str] | None = None) -> int:
+    """Run the tray app until Quit or SIGTERM; 0 when it ends cleanly or another instance was shown."""
+    import qasync
+
+    app = QApplication.instance() or QApplication(argv or [sys.argv[0]])
+    assert isinstance(app, QApplication)
+    app.setApplicationName("Tallei")
+    app.setApplicationDisplayName("Tallei")
+    app.setDesktopFileName("tallei-desktop")
+    app.setWindowIcon(app_icon())
+    app.setQuitOnLastWindowClosed(False)
+    instance = SingleInstance(settings.data_dir)
+    if not instance.acquire():
+        _say("Tallei is already running; its window was brought forward.")
+        return 0
+    try:
+        result: int = qasync.run(TrayApp(settings, instance).run())
+        return result
+    finally:
+        instance.release()
+
+
+class TrayApp:
+    """The running program; :meth:`run` is the one coroutine the qasync loop runs."""
+
+    def __init__(self, settings: Settings, instance: SingleInstance | None = None) -> None:
+        self.settings = settings
+        self.instance = instance
+        self.ops = Ops()
+        self.window: MainWindow | None = None
+        self.tray: Tray | None = None
+        self.watcher: StoreWatcher | None = None
+        self.endpoint: HttpEndpoint | None = None
+        self.opened: Opened | None = None
+        self.paused = False
+        self._stop = asyncio.Event()
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def quit(self) -> None:
+        self._stop.set()
+
+    async def run(self) -> int:
+        loop = asyncio.get_running_loop()
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            with contextlib.suppress(NotImplementedError, RuntimeError):
+                loop.add_signal_handler(signum, self.quit)
+        try:
+            opened = await self._unlock()
+            if opened is None:
+                return 0
+            self.opened = opened
+            self._build(opened)
+            await self._start_endpoint()
+            where = "tray" if self.tray is not None else "window"
+            _say(f"Tallei is running in the {where}.")
+            await self._stop.wait()
+        finally:
+            await self._shutdown()
+        return 0
+
+    # -- start-up ----------------------------------------------------------------------------------
+
+    async def _unlock(self) -> Opened | None:
+        result: asyncio.Future[Opened | None] = asyncio.get_running_loop().create_future()
+
+        def settle(value: Opened | None) -> None:
+            if not result.done():
+                result.set_result(value)
+
+        unlocker = Unlocker(self.settings, self.ops)
+        unlocker.opened.connect(settle)
+        unlocker.cancelled.connect(lambda: settle(None))
+        unlocker.failed.connect(lambda text: self._fatal(text, settle))
+        unlocker.start()
+        waiter = asyncio.ensure_future(self._stop.wait())
+        pending: set[asyncio.Future[Any]] = {result, waiter}
+        await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+        waiter.cancel()
+        return result.result() if result.done() else None
+
+    def _fatal(self, text: str, settle: Callable[[None], None]) -> None:
+        _say(text)
+        box = QMessageBox(QMessageBox.Icon.Critical, "Tallei cannot open your memories", text)
+        box.finished.connect(lambda _code: settle(None))
+        box.open()
+        self._fatal_box = box
+
+    def _build(self, opened: Opened) -> None:
+        backend = Backend(opened.service)
+        has_tray = QSystemTrayIcon.isSystemTrayAvailable()
+        window = MainWindow(self.settings, backend, self.ops, has_tray=has_tray)
+        self.window = window
+        window.quit_requested.connect(self.quit)
+        self.ops.message.connect(lambda text: log.warning("%s", text))
+        watcher = StoreWatcher(backend, self.ops)
+        self.watcher = watcher
+        watcher.changed.connect(window.store_changed)
+        watcher.conflicts.connect(window.set_conflicts)
+        if self.instance is not None:
+            self.instance.activated.connect(self._brought_forward)
+        if has_tray:
+            tray = Tray()
+            self.tray = tray
+            tray.open_requested.connect(window.bring_forward)
+            tray.page_requested.connect(window.show_page)
+            tray.pause_toggled.connect(lambda: self._spawn(self._toggle_pause()))
+            tray.copy_requested.connect(self.copy_address_and_token)
+            tray.quit_requested.connect(self.quit)
+            tray.conflict_clicked.connect(window.show_conflict)
+            watcher.conflicts.connect(lambda found: tray.set_conflicts(len(found)))
+            watcher.conflict_opened.connect(tray.notify_conflict)
+            tray.show()
+        else:
+            why = (
+                "No system tray was found on this desktop, so Tallei runs in this window; "
+                "closing it quits Tallei. Conflicts between your assistants show up here."
+            )
+            window.set_notice("tray", why)
+            watcher.conflict_opened.connect(self._conflict_without_tray)
+            window.show()
+        watcher.start()
+        self._update_endpoint_views()
+
+    def _brought_forward(self) -> None:
+        log.info("Another launch asked for the window")
+        _say("Another launch asked for the window; bringing it forward.")
+        if self.window is not None:
+            self.window.bring_forward()
+
+    def _conflict_without_tray(self, conflict: Conflict) -> None:
+        _say(f"Conflict {conflict.id} between {conflict.memory_a.platform} and {conflict.memory_b.platform}.")
+
+    # -- the HTTP endpoint -------------------------------------------------------------------------
+
+    async def _start_endpoint(self) -> None:
+        from tallei_desktop.mcp_server.http_endpoint import EndpointUnavailable, HttpEndpoint
+        from tallei_desktop.mcp_server.server import build_server
+
+        assert self.opened is not None
+        endpoint = HttpEndpoint(
+            build_server(self.opened.service),
+            token=self.opened.token,
+            host=self.settings.http_host,
+            port=self.settings.http_port,
+        )
+        try:
+            await endpoint.start()
+        except EndpointUnavailable as exc:
+            self._problem(str(exc))
+        else:
+            self.endpoint = endpoint
+            self._problem(None)
+            _say(f"Serving MCP at {endpoint.url}")
+        self._update_endpoint_views()
+
+    def _problem(self, text: str | None) -> None:
+        if text:
+            _say(text)
+        if self.window is not None:
+            self.window.set_notice("http", text)
+        if self.tray is not None:
+            self.tray.set_problem(text)
+
+    async def _toggle_pause(self) -> None:
+        if self.endpoint is not None:
+            endpoint, self.endpoint = self.endpoint, None
+            await endpoint.stop()
+            self.paused = True
+            _say("The HTTP endpoint is paused.")
+        else:
+            self.paused = False
+            await self._start_endpoint()
+        if self.tray is not None:
+            self.tray.set_paused(self.paused)
+        self._update_endpoint_views()
+
+    def url(self) -> str:
+        if self.endpoint is not None:
+            return self.endpoint.url
+        host = self.settings.http_host
+        return f"http://{host}:{self.settings.http_port}/mcp"
+
+    def copy_address_and_token(self) -> None:
+        token = self.opened.token if self.opened else ""
+        QGuiApplication.clipboard().setText(f"{self.url()}\nAuthorization: Bearer {token}")
+
+    def _update_endpoint_views(self) -> None:
+        if self.window is None:
+            return
+        if self.endpoint is not None:
+            state = "The endpoint is serving."
+        elif self.paused:
+            state = "The endpoint is paused: HTTP clients get no answer until you resume it from the tray."
+        else:
+            state = "The endpoint is not serving; see the notice at the top of the window."
+        token = self.opened.token if self.opened else ""
+        self.window.assistants_page.set_endpoint(self.url(), token, state)
+
+    def _spawn(self, coro: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.ensure_future(coro)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    # -- shutdown ----------------------------------------------------------------------------------
+
+    async def _shutdown(self) -> None:
+        if self.watcher is not None:
+            self.watcher.stop()
+        for task in list(self._tasks):
+            with contextlib.suppress(Exception):
+                await task
+        if self.endpoint is not None:
+            endpoint, self.endpoint = self.endpoint, None
+            await endpoint.stop()
+        if self.tray is not None:
+            self.tray.hide()
+        if self.window is not None:
+            self.window.has_tray = True  # closing now must not ask to quit again
+            self.window.hide()
+        # Ops already running finish (a save in flight is committed), then the store closes.
+        await asyncio.to_thread(self.ops.shutdown)
+        if self.opened is not None:
+            await asyncio.to_thread(self.opened.service.close)
+        log.info("Tallei stopped cleanly")

@@ -1,0 +1,163 @@
+"""The main window: a list of pages on the left, the page on the right, messages on top and below."""
+
+from __future__ import annotations
+
+import enum
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QCloseEvent, QKeySequence, QShortcut
+from PySide6.QtWidgets import (
+    QHBoxLayout,
+    QLabel,
+    QListWidget,
+    QMainWindow,
+    QPushButton,
+    QStackedWidget,
+    QVBoxLayout,
+    QWidget,
+)
+
+from tallei_desktop.config import Settings
+from tallei_desktop.core.models import Conflict
+from tallei_desktop.gui.backend import Backend, View
+from tallei_desktop.gui.icons import app_icon
+from tallei_desktop.gui.ops import Ops
+from tallei_desktop.gui.pages.assistants import AssistantsPage
+from tallei_desktop.gui.pages.conflicts import ConflictsPage
+from tallei_desktop.gui.pages.memories import MemoriesPage
+from tallei_desktop.gui.pages.recall import RecallPage
+from tallei_desktop.gui.pages.settings import SettingsPage
+
+__all__ = ["MainWindow", "PageName"]
+
+
+class PageName(enum.StrEnum):
+    PREFERENCES = "preferences"
+    LONG_TERM = "long_term"
+    RECENT = "recent"
+    ARCHIVED = "archived"
+    FORGOTTEN = "forgotten"
+    CONFLICTS = "conflicts"
+    RECALL = "recall"
+    ASSISTANTS = "assistants"
+    SETTINGS = "settings"
+
+
+_TITLES = {
+    PageName.CONFLICTS: "Conflicts",
+    PageName.RECALL: "Recall preview",
+    PageName.ASSISTANTS: "Assistants",
+    PageName.SETTINGS: "Settings",
+}
+
+
+class MainWindow(QMainWindow):
+    #: The window was closed while there is no tray to bring it back from: the app should quit.
+    quit_requested = Signal()
+
+    def __init__(
+        self, settings: Settings, backend: Backend, ops: Ops, *, has_tray: bool, parent: QWidget | None = None
+    ) -> None:
+        super().__init__(parent)
+        self.has_tray = has_tray
+        self.setWindowTitle("Tallei")
+        self.setWindowIcon(app_icon())
+        self.resize(1100, 680)
+        self.memory_pages = {View(v): MemoriesPage(View(v), backend, ops, self) for v in View}
+        self.conflicts_page = ConflictsPage(backend, ops, self)
+        self.recall_page = RecallPage(backend, ops, self)
+        self.assistants_page = AssistantsPage(backend, ops, self)
+        self.settings_page = SettingsPage(settings, backend, ops, self)
+        pages: dict[PageName, QWidget] = {PageName(v.value): p for v, p in self.memory_pages.items()}
+        pages[PageName.CONFLICTS] = self.conflicts_page
+        pages[PageName.RECALL] = self.recall_page
+        pages[PageName.ASSISTANTS] = self.assistants_page
+        pages[PageName.SETTINGS] = self.settings_page
+        self._order = list(pages)
+
+        self.nav = QListWidget(self)
+        self.nav.setAccessibleName("Pages")
+        self.stack = QStackedWidget(self)
+        for name, page in pages.items():
+            self.nav.addItem(_TITLES.get(name) or View(name.value).label)
+            self.stack.addWidget(page)
+        self.nav.setFixedWidth(170)
+        self.nav.setSpacing(3)
+        self.nav.currentRowChanged.connect(self.stack.setCurrentIndex)
+
+        self.banner = QLabel(self)
+        self.banner.setWordWrap(True)
+        self.banner.setAccessibleName("Notice")
+        self.banner.setStyleSheet(
+            "QLabel { background: palette(highlight); color: palette(highlighted-text); padding: 6px; }"
+        )
+        self.banner.hide()
+        self.conflict_banner = QPushButton(self)
+        self.conflict_banner.setAccessibleName("Open the conflicts")
+        self.conflict_banner.clicked.connect(lambda: self.show_page(PageName.CONFLICTS))
+        self.conflict_banner.hide()
+        self._notices: dict[str, str] = {}
+
+        body = QHBoxLayout()
+        body.addWidget(self.nav)
+        body.addWidget(self.stack, 1)
+        central = QWidget(self)
+        layout = QVBoxLayout(central)
+        layout.addWidget(self.banner)
+        layout.addWidget(self.conflict_banner)
+        layout.addLayout(body, 1)
+        self.setCentralWidget(central)
+        ops.message.connect(lambda text: self.statusBar().showMessage(text, 15_000))
+        for number in range(1, min(9, len(self._order)) + 1):
+            shortcut = QShortcut(QKeySequence(f"Ctrl+{number}"), self)
+            shortcut.activated.connect(lambda n=number: self.nav.setCurrentRow(n - 1))
+        self.nav.setCurrentRow(0)
+
+    def show_page(self, name: PageName) -> None:
+        self.nav.setCurrentRow(self._order.index(name))
+        self.bring_forward()
+
+    def show_conflict(self, conflict_id: str) -> None:
+        self.conflicts_page.show_conflict(conflict_id)
+        self.show_page(PageName.CONFLICTS)
+
+    def bring_forward(self) -> None:
+        self.show()
+        self.setWindowState(self.windowState() & ~Qt.WindowState.WindowMinimized)
+        self.raise_()
+        self.activateWindow()
+
+    def set_notice(self, key: str, text: str | None) -> None:
+        """Show (or, with None, clear) a lasting notice on top of the window."""
+        if text:
+            self._notices[key] = text
+        else:
+            self._notices.pop(key, None)
+        self.banner.setText("\n".join(self._notices.values()))
+        self.banner.setVisible(bool(self._notices))
+
+    def store_changed(self) -> None:
+        for page in self.memory_pages.values():
+            page.mark_dirty()
+        if self.assistants_page.isVisible():
+            self.assistants_page.reload()
+
+    def set_conflicts(self, conflicts: list[Conflict]) -> None:
+        self.conflicts_page.set_conflicts(conflicts)
+        n = len(conflicts)
+        item = self.nav.item(self._order.index(PageName.CONFLICTS))
+        item.setText(f"Conflicts ({n})" if n else "Conflicts")
+        # With a tray, the tray announces conflicts; without one, the window does.
+        self.conflict_banner.setText(
+            f"{n} conflict{'s' if n != 1 else ''} between your assistants wait{'s' if n == 1 else ''} for you. "
+            "Open them…"
+        )
+        self.conflict_banner.setVisible(bool(n) and not self.has_tray)
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        if self.has_tray:
+            event.ignore()
+            self.hide()
+        else:
+            event.accept()
+            self.quit_requested.emit()

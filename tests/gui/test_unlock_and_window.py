@@ -1,0 +1,128 @@
+"""Unlocking with a passphrase dialog; the window without a tray; the tray's menu."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import keyring.backends.null
+from PySide6.QtWidgets import QSystemTrayIcon
+from pytestqt.qtbot import QtBot
+
+from tallei_desktop.config import Settings, load_settings
+from tallei_desktop.core.keys import SecretStore
+from tallei_desktop.core.service import MemoryService
+from tallei_desktop.gui.backend import Backend
+from tallei_desktop.gui.main_window import MainWindow, PageName
+from tallei_desktop.gui.ops import Ops
+from tallei_desktop.gui.tray import Tray
+from tallei_desktop.gui.unlock import Opened, PassphraseDialog, Unlocker, open_store
+from tests.gui.conftest import PASSPHRASE, WAIT_MS
+
+WRONG = "not the passphrase"
+
+
+def _settings(tmp_path: Path, passphrase: str | None) -> Settings:
+    env = {"TALLEI_DATA_DIR": str(tmp_path / "data"), "TALLEI_MODEL_DIR": str(tmp_path / "no-model")}
+    if passphrase:
+        env["TALLEI_PASSPHRASE"] = passphrase
+    return load_settings(environ=env, config_path=tmp_path / "absent.toml")
+
+
+def _opener(settings: Settings) -> Opened:
+    no_keyring = keyring.backends.null.Keyring()  # type: ignore[no-untyped-call]
+    secrets = SecretStore(settings.data_dir, passphrase=settings.passphrase, backend=no_keyring)
+    return open_store(settings, secrets=secrets)
+
+
+def _unlock(qtbot: QtBot, unlocker: Unlocker, typed: str) -> PassphraseDialog:
+    with qtbot.waitSignal(unlocker.asking, timeout=WAIT_MS) as asked:
+        if unlocker.dialog is None:
+            unlocker.start()
+        else:
+            dialog = unlocker.dialog
+            dialog.passphrase.setText(typed)
+            dialog.repeat.setText(typed)
+            dialog.buttons.accepted.emit()
+    result: PassphraseDialog = asked.args[0]
+    return result
+
+
+def test_a_wrong_passphrase_is_said_and_asked_again(qtbot: QtBot, tmp_path: Path, ops: Ops) -> None:
+    _opener(_settings(tmp_path, PASSPHRASE)).service.close()  # a store guarded by a passphrase
+    unlocker = Unlocker(_settings(tmp_path, None), ops, opener=_opener)
+    first = _unlock(qtbot, unlocker, "")
+    assert not first.repeat.isVisibleTo(first)  # opening, not creating: asked once
+    again = _unlock(qtbot, unlocker, WRONG)
+    assert "does not open" in again.problem.text()
+    with qtbot.waitSignal(unlocker.opened, timeout=WAIT_MS) as opened:
+        again.passphrase.setText(PASSPHRASE)
+        again.buttons.accepted.emit()
+    result: Opened = opened.args[0]
+    try:
+        assert result.token
+        assert "passphrase" in result.service.db.key_source
+    finally:
+        result.service.close()
+
+
+def test_a_new_store_asks_for_the_passphrase_twice(qtbot: QtBot, tmp_path: Path, ops: Ops) -> None:
+    unlocker = Unlocker(_settings(tmp_path, None), ops, opener=_opener)
+    dialog = _unlock(qtbot, unlocker, "")
+    assert dialog.repeat.isVisibleTo(dialog)
+    dialog.passphrase.setText("one thing")
+    dialog.repeat.setText("another")
+    dialog.buttons.accepted.emit()
+    assert "differ" in dialog.problem.text() and dialog.isVisible()
+    with qtbot.waitSignal(unlocker.cancelled, timeout=WAIT_MS):
+        dialog.reject()
+
+
+def test_without_a_tray_the_window_shows_conflicts_as_a_banner_and_closing_quits(
+    qtbot: QtBot, tmp_path: Path, service: MemoryService, backend: Backend, ops: Ops
+) -> None:
+    service.save("I prefer window seats on flights", platform="claude")
+    service.save("I prefer aisle seats on flights", platform="gemini")
+    service.drain()
+    window = MainWindow(_settings(tmp_path, None), backend, ops, has_tray=False)
+    qtbot.addWidget(window)
+    window.set_notice("tray", "No system tray was found on this desktop.")
+    window.set_conflicts(service.conflicts())
+    assert not window.conflict_banner.isHidden()
+    assert "1 conflict" in window.conflict_banner.text()
+    assert not window.banner.isHidden() and "No system tray" in window.banner.text()
+    window.conflict_banner.click()
+    assert window.stack.currentWidget() is window.conflicts_page
+    with qtbot.waitSignal(window.quit_requested, timeout=WAIT_MS):
+        window.close()
+
+
+def test_with_a_tray_closing_the_window_keeps_running(
+    qtbot: QtBot, tmp_path: Path, backend: Backend, ops: Ops
+) -> None:
+    window = MainWindow(_settings(tmp_path, None), backend, ops, has_tray=True)
+    qtbot.addWidget(window)
+    window.show()
+    with qtbot.assertNotEmitted(window.quit_requested):
+        window.close()
+    assert not window.isVisible()
+    window.set_conflicts([])
+    assert window.conflict_banner.isHidden()
+
+
+def test_the_tray_menu(qtbot: QtBot) -> None:
+    tray = Tray()
+    texts = [a.text() for a in tray.menu.actions() if not a.isSeparator()]
+    assert texts[0] == "&Open Tallei" and texts[-1] == "&Quit"
+    assert not tray.conflicts_action.isVisible()
+    tray.set_conflicts(2)
+    assert tray.conflicts_action.isVisible() and tray.conflicts_action.text() == "&Conflicts (2)"
+    with qtbot.waitSignal(tray.page_requested) as asked:
+        tray.conflicts_action.trigger()
+    assert asked.args == [PageName.CONFLICTS]
+    tray.set_paused(True)
+    assert tray.pause_action.text() == "&Resume HTTP endpoint"
+    with qtbot.waitSignal(tray.open_requested):
+        tray.icon.activated.emit(QSystemTrayIcon.ActivationReason.Trigger)
+    with qtbot.waitSignal(tray.quit_requested):
+        tray.menu.actions()[-1].trigger()
+    assert not tray.icon.icon().isNull()

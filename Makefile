@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run gui test lint bench bench-mcp bench-listing bench-gui screenshots clean
+.PHONY: run test lint bench bench-mcp bench-listing bench-gui screenshots clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -29,15 +29,15 @@ bench: $(STAMP)
 bench-mcp: $(STAMP)
 	$(BIN)/python bench/bench_mcp.py $(BENCH_ARGS)
 
-bench-listing: $(STAMP)
-	$(BIN)/python bench/bench_listing.py $(BENCH_ARGS)
-
 bench-gui: $(STAMP)
 	$(BIN)/python bench/bench_gui.py $(BENCH_ARGS)
 
 # Needs Xvfb, trayer and ImageMagick (Debian: apt-get install -y xvfb trayer imagemagick).
 screenshots: $(STAMP)
 	$(BIN)/python docs/make_screenshots.py
+
+bench-listing: $(STAMP)
+	$(BIN)/python bench/bench_listing.py $(BENCH_ARGS)
 
 clean:
 	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache

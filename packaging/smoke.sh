@@ -23,8 +23,11 @@ fi
 
 work="$(mktemp -d)"
 gui_pid=""
+xvfb_pid=""
 cleanup() {
-  if [[ -n "$gui_pid" ]] && kill -0 "$gui_pid" 2>/dev/null; then kill -KILL "$gui_pid"; fi
+  for pid in $gui_pid $xvfb_pid; do
+    kill -0 "$pid" 2>/dev/null && kill -KILL "$pid"
+  done
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -58,6 +61,16 @@ assert d["semantic_search"] is True, d
 PY
 ok "doctor (semantic search on: the bundled onnxruntime loads the model)"
 
+if [[ -f "$app/_internal/model/model.onnx" ]]; then
+  doctor="$(env -u TALLEI_MODEL_DIR TALLEI_ALLOW_MODEL_DOWNLOAD=false "$cli" doctor --json)"
+  "$python" - "$doctor" "$app/_internal/model" <<'PY' || fail "bundled model not used: $doctor"
+import json, sys
+d = json.loads(sys.argv[1])
+assert d["semantic_search"] is True and sys.argv[2] in d["model_state"], d
+PY
+  ok "the bundled model is found with no model folder set and downloads off"
+fi
+
 "$cli" connect cursor >/dev/null
 "$python" - "$HOME/.cursor/mcp.json" "$cli" <<'PY' || fail "connect wrote $(cat "$HOME/.cursor/mcp.json")"
 import json, sys
@@ -69,7 +82,8 @@ ok "connect writes the bundle's console executable ($cli mcp)"
 mkdir -p "$root/build"
 "$python" "$root/packaging/smoke_client.py" "$cli" --runs "${SMOKE_RUNS:-5}" --json "$root/build/smoke-mcp.json"
 
-# Starts the tray app, waits for its readiness line, stops it with SIGTERM; prints seconds to ready.
+# Starts the tray app, waits for its readiness line, stops it with SIGTERM; sets $ready_s.
+ready_s=""
 run_gui() {
   local log="$1"; shift
   local started ready
@@ -89,10 +103,11 @@ run_gui() {
   gui_pid=""
   [[ "$status" == 0 ]] || fail "the tray app exited $status on SIGTERM: $(cat "$log")"
   ! grep -q Traceback "$log" || fail "the tray app logged a traceback: $(cat "$log")"
-  "$python" -c "print(f'{$ready - $started:.2f}')"
+  ready_s="$("$python" -c "print(f'{$ready - $started:.2f}')")"
 }
 
-seconds="$(QT_QPA_PLATFORM=offscreen run_gui "$work/gui-offscreen.log" env)"
+run_gui "$work/gui-offscreen.log" env QT_QPA_PLATFORM=offscreen
+seconds="$ready_s"
 ok "tray app offscreen: ready in ${seconds} s, exit 0 on SIGTERM"
 x11=""
 if command -v Xvfb >/dev/null; then
@@ -100,8 +115,10 @@ if command -v Xvfb >/dev/null; then
   xvfb_pid=$!
   for _ in $(seq 200); do [[ -s "$work/display" ]] && break; sleep 0.05; done
   [[ -s "$work/display" ]] || fail "Xvfb did not start"
-  x11="$(run_gui "$work/gui-xcb.log" env DISPLAY=":$(cat "$work/display")" QT_QPA_PLATFORM=xcb)"
+  run_gui "$work/gui-xcb.log" env DISPLAY=":$(cat "$work/display")" QT_QPA_PLATFORM=xcb
+  x11="$ready_s"
   kill "$xvfb_pid"
+  xvfb_pid=""
   ok "tray app on X11 (Xvfb, the bundled xcb plugin): ready in ${x11} s, exit 0 on SIGTERM"
 fi
 "$python" - "$root/build/smoke-gui.json" "$seconds" "${x11:-null}" <<'PY'

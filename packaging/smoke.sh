@@ -69,6 +69,14 @@ d = json.loads(sys.argv[1])
 assert d["semantic_search"] is True and sys.argv[2] in d["model_state"], d
 PY
   ok "the bundled model is found with no model folder set and downloads off"
+else
+  doctor="$(env -u TALLEI_MODEL_DIR TALLEI_ALLOW_MODEL_DOWNLOAD=false "$cli" doctor --json)"
+  "$python" - "$doctor" "$XDG_CACHE_HOME/tallei-desktop/models" <<'PY' || fail "model cache: $doctor"
+import json, sys
+d = json.loads(sys.argv[1])
+assert d["semantic_search"] is False and sys.argv[2] in d["model_state"], d
+PY
+  ok "without a model the app looks in the user cache folder and carries on without semantic search"
 fi
 
 "$cli" connect cursor >/dev/null

@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test lint bench bench-mcp bench-listing bench-gui screenshots package smoke clean
+.PHONY: run test lint bench bench-mcp bench-listing bench-quality bench-transfer bench-gui screenshots package smoke clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -38,6 +38,12 @@ screenshots: $(STAMP)
 
 bench-listing: $(STAMP)
 	$(BIN)/python bench/bench_listing.py $(BENCH_ARGS)
+
+bench-quality: $(STAMP)
+	$(BIN)/python bench/bench_quality.py $(BENCH_ARGS)
+
+bench-transfer: $(STAMP)
+	$(BIN)/python bench/bench_transfer.py $(BENCH_ARGS)
 
 # The installable one-folder app in dist/tallei-desktop; MODEL_DIR=<folder> bundles a local model.
 BUILD_STAMP := $(VENV)/.build-installed

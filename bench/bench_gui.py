@@ -76,7 +76,8 @@ def main() -> int:
     from PySide6.QtWidgets import QApplication
 
     from tallei_desktop.config import load_settings
-    from tallei_desktop.gui.backend import Backend, ListQuery, SortKey, View
+    from tallei_desktop.core.models import SortKey
+    from tallei_desktop.gui.backend import Backend, ListQuery, View
     from tallei_desktop.gui.main_window import MainWindow, PageName
     from tallei_desktop.gui.ops import Ops
     from tallei_desktop.gui.watcher import StoreWatcher

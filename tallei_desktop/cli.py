@@ -8,26 +8,43 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import getpass
 import json
 import logging
+import re
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import asdict
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from tallei_desktop import __version__
 from tallei_desktop.config import Settings, has_display, load_settings
-from tallei_desktop.core.errors import BugError, KeyUnavailable, KnownError, WrongKey
-from tallei_desktop.core.models import Bucket, Memory, MemoryType
+from tallei_desktop.core import (
+    Bucket,
+    BugError,
+    InvalidInput,
+    KeyUnavailable,
+    KnownError,
+    Memory,
+    MemoryType,
+    WrongKey,
+)
 
 if TYPE_CHECKING:  # the service pulls in numpy and apsw: not needed to start `mcp`
-    from tallei_desktop.core.service import MemoryService
+    from tallei_desktop.core import MemoryService
 
 __all__ = ["main"]
 
 log = logging.getLogger("tallei_desktop")
+
+#: `restore ID` brings back a forgotten memory; anything else names a backup file.
+_MEMORY_ID = re.compile(r"^[0-9a-f]{12}$")
+
+#: How long a command that reads first finishes the work earlier saves left (embedding, dedup,
+#: conflicts) before answering without it.
+PENDING_WAIT_S = 10.0
 
 
 class _Parser(argparse.ArgumentParser):
@@ -41,14 +58,7 @@ def _parser() -> argparse.ArgumentParser:
         description="Tallei: one private, encrypted memory shared by every AI assistant you use.",
     )
     p.add_argument("--version", action="version", version=f"tallei-desktop {__version__}")
-    p.add_argument(
-        "--data-dir", type=Path, help="folder holding the encrypted store (default: the user data folder)"
-    )
-    p.add_argument("--model-dir", type=Path, help="local folder with the embedding model (ONNX)")
-    p.add_argument(
-        "--config", type=Path, help="settings file (default: config.toml in the user config folder)"
-    )
-    p.add_argument("-v", "--verbose", action="store_true", help="log debug detail to stderr")
+    _add_global_options(p, in_command=False)
     sub = p.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     s = sub.add_parser("save", help="save a memory")
@@ -77,7 +87,6 @@ def _parser() -> argparse.ArgumentParser:
 
     for name, text in (
         ("forget", "soft-delete a memory"),
-        ("restore", "bring back a forgotten memory"),
         ("pin", "pin a memory"),
         ("unpin", "unpin a memory"),
         ("show", "show one memory with its provenance"),
@@ -112,7 +121,63 @@ def _parser() -> argparse.ArgumentParser:
     cn.add_argument(
         "--print", dest="print_only", action="store_true", help="print the snippet, change nothing"
     )
+    _add_transfer_commands(sub)
+
+    # People write `["mcp", "--data-dir", …]` into client settings by hand: every command takes the
+    # global options too, meaning the same after the command as before it.
+    for command in {id(c): c for c in sub.choices.values()}.values():
+        _add_global_options(command, in_command=True)
     return p
+
+
+def _add_transfer_commands(sub: Any) -> None:
+    ex = sub.add_parser("export", help="write every memory to a file, encrypted with a passphrase")
+    ex.add_argument("--out", type=Path, required=True, metavar="FILE", help="the file to write")
+    ex.add_argument("--plain", action="store_true", help="write plain JSON, not encrypted")
+    ex.add_argument("--force", action="store_true", help="replace FILE if it exists")
+    im = sub.add_parser(
+        "import", help="merge an export file into the store (importing twice changes nothing)"
+    )
+    im.add_argument("file", type=Path)
+    sub.add_parser("backup", help="back up the store now (still encrypted) and print the backup's path")
+    rs = sub.add_parser(
+        "restore",
+        help="restore the store from a backup (default: the newest), or bring back a forgotten memory",
+    )
+    rs.add_argument(
+        "target", nargs="?", metavar="FILE|ID", help="a backup file, or the id of a forgotten memory"
+    )
+
+
+def _add_global_options(parser: argparse.ArgumentParser, *, in_command: bool) -> None:
+    """Add --data-dir, --model-dir, --config and -v to ``parser``.
+
+    In a command's own parser they default to nothing at all (SUPPRESS), so that leaving them out
+    there keeps what was given before the command instead of resetting it.
+    """
+    unset: Any = argparse.SUPPRESS if in_command else None
+    parser.add_argument(
+        "--data-dir",
+        type=Path,
+        default=unset,
+        help="folder holding the encrypted store (default: the user data folder)",
+    )
+    parser.add_argument(
+        "--model-dir", type=Path, default=unset, help="local folder with the embedding model (ONNX)"
+    )
+    parser.add_argument(
+        "--config",
+        type=Path,
+        default=unset,
+        help="settings file (default: config.toml in the user config folder)",
+    )
+    parser.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        default=argparse.SUPPRESS if in_command else False,
+        help="log debug detail to stderr",
+    )
 
 
 def _settings(args: argparse.Namespace) -> Settings:
@@ -166,16 +231,34 @@ def _cmd_save(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _with_service(
-    fn: Callable[[MemoryService, argparse.Namespace], int],
+    fn: Callable[[MemoryService, argparse.Namespace], int], *, reads: bool = False
 ) -> Callable[[argparse.Namespace, Settings], int]:
+    """A command running ``fn`` on a service opened for it; one that ``reads`` finishes pending work first."""
+
     def run(args: argparse.Namespace, settings: Settings) -> int:
         service = _open(settings, background=False)
         try:
+            if reads:
+                _finish_pending(service)
             return fn(service, args)
         finally:
             service.close()
 
     return run
+
+
+def _finish_pending(service: MemoryService, timeout: float = PENDING_WAIT_S) -> None:
+    """Finish what earlier saves left to do, or say on stderr what the answer may miss."""
+    from tallei_desktop.app.opening import finish_pending
+
+    left = finish_pending(service, timeout)
+    if left:
+        what = "memory is" if left == 1 else "memories are"
+        print(
+            f"tallei-desktop: {left} {what} still being indexed; results may miss them.",
+            file=sys.stderr,
+            flush=True,
+        )
 
 
 def _recall(service: MemoryService, args: argparse.Namespace) -> int:
@@ -285,6 +368,7 @@ def _cmd_doctor(args: argparse.Namespace, settings: Settings) -> int:
         if callable(load):
             with contextlib.suppress(KnownError):  # reported in the model line
                 load()
+        _finish_pending(service)
         return _doctor(service, args)
     finally:
         service.close()
@@ -324,23 +408,114 @@ def _cmd_token(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _cmd_connect(args: argparse.Namespace, settings: Settings) -> int:
-    from tallei_desktop.mcp_server.entry import connect_client
+    from tallei_desktop.app import clients
 
-    return connect_client(settings, args.client, print_only=args.print_only)
+    print(clients.connect(settings, args.client, dry_run=args.print_only).message)
+    return 0
+
+
+def _export_passphrase(settings: Settings, *, twice: bool) -> str:
+    """From the environment, else asked on the terminal (twice when choosing one)."""
+    known = settings.export_passphrase or settings.passphrase
+    if known:
+        return known
+    if not sys.stdin.isatty():
+        raise InvalidInput(
+            "An export passphrase is needed: set TALLEI_EXPORT_PASSPHRASE, run on a terminal, or use --plain."
+            if twice
+            else "This export is encrypted: set TALLEI_EXPORT_PASSPHRASE, or run on a terminal to type it."
+        )
+    first = getpass.getpass("Export passphrase: ")
+    if not first:
+        raise InvalidInput("The passphrase is empty; nothing was done.")
+    if twice and getpass.getpass("Repeat the passphrase: ") != first:
+        raise InvalidInput("The two passphrases differ; nothing was written.")
+    return first
+
+
+def _cmd_export(args: argparse.Namespace, settings: Settings) -> int:
+    from tallei_desktop.core import encode_export, write_new_file
+
+    if args.out.exists() and not args.force:
+        raise InvalidInput(f"{args.out} already exists; choose another name or add --force to replace it.")
+    passphrase = None if args.plain else _export_passphrase(settings, twice=True)
+    service = _open(settings, background=False)
+    try:
+        document = service.export_memories()
+    finally:
+        service.close()
+    write_new_file(args.out, encode_export(document, passphrase), force=args.force)
+    kind = "plain JSON" if args.plain else "encrypted"
+    memories, conflicts = len(document["memories"]), len(document["conflicts"])
+    print(f"exported {memories} memories and {conflicts} conflicts to {args.out} ({kind})")
+    return 0
+
+
+def _import(service: MemoryService, args: argparse.Namespace, settings: Settings) -> int:
+    from tallei_desktop.core import decode_export, is_encrypted
+
+    try:
+        data = args.file.read_bytes()
+    except OSError as exc:
+        raise InvalidInput(f"Cannot read {args.file}: {exc.strerror}.") from None
+    passphrase = _export_passphrase(settings, twice=False) if is_encrypted(data) else None
+    report = service.import_memories(decode_export(data, passphrase))
+    print(
+        f"imported {args.file}: {report.added} added, {report.confirmed} confirmed, {report.skipped} skipped; "
+        f"conflicts: {report.conflicts_added} added, {report.conflicts_skipped} skipped"
+    )
+    return 0
+
+
+def _backup(service: MemoryService, args: argparse.Namespace, settings: Settings) -> int:
+    from tallei_desktop.core import backups_dir
+
+    service.configure_backups(backups_dir(settings.db_path), keep=settings.backup_keep)
+    print(service.backup_now(backups_dir(settings.db_path)))
+    return 0
+
+
+def _cmd_restore(args: argparse.Namespace, settings: Settings) -> int:
+    from tallei_desktop.core import restore_backup
+    from tallei_desktop.factory import build_secrets
+
+    target: str | None = args.target
+    if target is not None and _MEMORY_ID.match(target.strip().lower()) and not Path(target).exists():
+        args.id = target
+        return _with_service(_by_id("restore"))(args, settings)
+    key = build_secrets(settings).store_key(create=False)
+    backup = Path(target) if target is not None else None
+    result = restore_backup(settings.db_path, key.key, backup, key_source=key.source, now=datetime.now(UTC))
+    print(f"restored {result.restored_from} to {settings.db_path}")
+    if result.replaced is not None:
+        print(f"the replaced store is kept as {result.replaced}")
+    return 0
+
+
+def _with_settings(
+    fn: Callable[[MemoryService, argparse.Namespace, Settings], int],
+) -> Callable[[argparse.Namespace, Settings], int]:
+    def run(args: argparse.Namespace, settings: Settings) -> int:
+        service = _open(settings, background=False)
+        try:
+            return fn(service, args, settings)
+        finally:
+            service.close()
+
+    return run
 
 
 _COMMANDS: dict[str, Callable[[argparse.Namespace, Settings], int]] = {
     "save": _cmd_save,
-    "recall": _with_service(_recall),
-    "search": _with_service(_search),
-    "list": _with_service(_list),
-    "show": _with_service(_by_id("show")),
+    "recall": _with_service(_recall, reads=True),
+    "search": _with_service(_search, reads=True),
+    "list": _with_service(_list, reads=True),
+    "show": _with_service(_by_id("show"), reads=True),
     "forget": _with_service(_by_id("forget")),
-    "restore": _with_service(_by_id("restore")),
     "pin": _with_service(_by_id("pin")),
     "unpin": _with_service(_by_id("unpin")),
     "purge": _with_service(_purge),
-    "conflicts": _with_service(_conflicts),
+    "conflicts": _with_service(_conflicts, reads=True),
     "resolve": _with_service(_resolve),
     "doctor": _cmd_doctor,
     "mcp": _cmd_mcp,
@@ -349,6 +524,10 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace, Settings], int]] = {
     "default": _cmd_default,
     "token": _cmd_token,
     "connect": _cmd_connect,
+    "export": _cmd_export,
+    "import": _with_settings(_import),
+    "backup": _with_settings(_backup),
+    "restore": _cmd_restore,
 }
 
 

@@ -48,16 +48,20 @@ class Settings:
     http_port: int = 8765
     start_at_login: bool = False
     notify_conflicts: bool = True
+    export_passphrase: str | None = None  # encrypts exports; else passphrase; else asked on a terminal
+    backup_keep: int = 7
 
     @property
     def db_path(self) -> Path:
         return self.data_dir / "tallei.db"
 
-    def __repr__(self) -> str:  # never print the passphrase
-        shown = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "passphrase"}
-        secret = "set" if self.passphrase else "unset"
-        return f"Settings({shown}, passphrase={secret})"
+    def __repr__(self) -> str:  # never print a passphrase
+        shown = {f.name: getattr(self, f.name) for f in fields(self) if f.name not in _SECRETS}
+        secrets = ", ".join(f"{name}={'set' if getattr(self, name) else 'unset'}" for name in _SECRETS)
+        return f"Settings({shown}, {secrets})"
 
+
+_SECRETS = ("passphrase", "export_passphrase")
 
 _ENV: dict[str, str] = {
     "TALLEI_DATA_DIR": "data_dir",
@@ -72,10 +76,19 @@ _ENV: dict[str, str] = {
     "TALLEI_HTTP_PORT": "http_port",
     "TALLEI_START_AT_LOGIN": "start_at_login",
     "TALLEI_NOTIFY_CONFLICTS": "notify_conflicts",
+    "TALLEI_EXPORT_PASSPHRASE": "export_passphrase",
+    "TALLEI_BACKUP_KEEP": "backup_keep",
 }
 
 _PATHS = {"data_dir", "log_dir", "model_dir", "model_cache_dir"}
-_INTS = {"short_term_days", "preference_budget", "long_term_budget", "short_term_budget", "http_port"}
+_INTS = {
+    "short_term_days",
+    "preference_budget",
+    "long_term_budget",
+    "short_term_budget",
+    "http_port",
+    "backup_keep",
+}
 _BOOLS = {"allow_model_download", "start_at_login", "notify_conflicts"}
 
 
@@ -144,7 +157,7 @@ def load_settings(
         except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
             raise InvalidInput(f"Cannot read the settings file {path}: {exc}. Fix or remove it.") from None
         for key, value in table.items():
-            if key not in known or key == "passphrase":
+            if key not in known or key in _SECRETS:
                 raise InvalidInput(f"{path}: unknown setting {key!r}.")
             values[key] = _coerce(key, value, str(path))
 
@@ -188,8 +201,8 @@ def save_settings(changes: Mapping[str, object], *, config_path: Path | None = N
     known = {f.name for f in fields(Settings)}
     updates: dict[str, object] = {}
     for name, value in changes.items():
-        if name == "passphrase":
-            raise InvalidInput("The passphrase is never written to the settings file.")
+        if name in _SECRETS:
+            raise InvalidInput("A passphrase is never written to the settings file.")
         if name not in known:
             raise InvalidInput(f"Unknown setting {name!r}.")
         if value is None:

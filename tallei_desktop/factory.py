@@ -6,12 +6,18 @@ import logging
 from typing import Literal
 
 from tallei_desktop.config import Settings
-from tallei_desktop.core.embeddings import Embedder, FastEmbedEmbedder
-from tallei_desktop.core.errors import KeyUnavailable, WrongKey
-from tallei_desktop.core.keys import KeyMethod, SecretStore
-from tallei_desktop.core.retrieval import Budgets
-from tallei_desktop.core.service import MemoryService
-from tallei_desktop.core.store.database import Database
+from tallei_desktop.core import (
+    Budgets,
+    Database,
+    Embedder,
+    FastEmbedEmbedder,
+    KeyMethod,
+    KeyUnavailable,
+    MemoryService,
+    SecretStore,
+    WrongKey,
+    backups_dir,
+)
 
 __all__ = ["build_embedder", "build_secrets", "build_service", "unlock_need"]
 
@@ -102,5 +108,7 @@ def build_service(
         ),
     )
     if background:
+        # Every long-running process offers to back up; the files decide, so it is one a day in all.
+        service.configure_backups(backups_dir(settings.db_path), keep=settings.backup_keep)
         service.start_background()
     return service

@@ -1,40 +1,89 @@
-"""Dependencies point one way: cli -> gui | mcp_server -> core. Checked on the source with ast."""
+"""Dependencies point one way: cli -> gui | mcp_server | app -> core. Checked on the source with ast,
+and on a real ``tallei-desktop mcp`` process."""
 
 from __future__ import annotations
 
 import ast
+import os
 import re
+import subprocess
+import sys
+from importlib.metadata import packages_distributions
 from pathlib import Path
 
 import pytest
 
+import tallei_desktop.core
+from tests.mcp_server.rawstdio import RawStdio, tool_result
+
 PACKAGE = Path(__file__).resolve().parent.parent / "tallei_desktop"
+
+QT = ("PySide6", "shiboken6", "qasync")
+
+
+def _sdk_modules() -> tuple[str, ...]:
+    """Every top-level module the MCP SDK installs (``mcp``, ``mcp_types``, …), read from its metadata."""
+    found = {
+        module
+        for module, dists in packages_distributions().items()
+        if any(d.lower() == "mcp" or d.lower().startswith("mcp-") for d in dists)
+    }
+    return tuple(sorted(found))
+
+
+#: The SDK and the web stack its transports run on.
+MCP = (*_sdk_modules(), "starlette", "sse_starlette", "uvicorn", "httpx2")
 
 FORBIDDEN = {
     "core": (
-        "PySide6",
-        "qasync",
-        "mcp",
-        "starlette",
-        "uvicorn",
+        *QT,
+        *MCP,
+        "pydantic",
+        "pydantic_core",
+        "anyio",
         "tallei_desktop.gui",
         "tallei_desktop.mcp_server",
+        "tallei_desktop.app",
         "tallei_desktop.cli",
         "tallei_desktop.config",
         "tallei_desktop.factory",
     ),
-    "mcp_server": ("PySide6", "qasync", "tallei_desktop.gui", "tallei_desktop.cli"),
+    "app": (*QT, *MCP, "tallei_desktop.gui", "tallei_desktop.mcp_server", "tallei_desktop.cli"),
+    "mcp_server": (*QT, "tallei_desktop.gui", "tallei_desktop.cli"),
     "gui": ("tallei_desktop.cli",),
 }
 
+#: The modules that use the engine through its door, ``tallei_desktop.core``, and nothing deeper.
+FRONT_ENDS = ("cli.py", "factory.py", "app", "mcp_server", "gui")
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _absolute(path: Path, node: ast.ImportFrom) -> str:
+    """The absolute module a ``from`` import names, resolving ``from .x import y`` against ``path``."""
+    if node.level == 0:
+        return node.module or ""
+    package = _module_name(path).split(".")
+    if path.name != "__init__.py":
+        package = package[:-1]
+    base = package[: len(package) - (node.level - 1)]
+    return ".".join([*base, node.module] if node.module else base)
+
 
 def _imports(path: Path) -> set[str]:
+    """Every module ``path`` imports, relative imports resolved (``from . import x`` counts as ``pkg.x``)."""
     names: set[str] = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
             names.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names.add(node.module)
+        elif isinstance(node, ast.ImportFrom):
+            module = _absolute(path, node)
+            names.add(module)
+            if node.level and not node.module:
+                names.update(f"{module}.{alias.name}" for alias in node.names)
     return names
 
 
@@ -88,3 +137,131 @@ def test_no_sql_outside_the_store() -> None:
         if isinstance(node, ast.Constant) and isinstance(node.value, str) and sql.search(node.value)
     ]
     assert not offenders, f"SQL outside core/store/: {offenders}"
+
+
+def test_the_forbidden_lists_name_the_whole_sdk() -> None:
+    assert {"mcp", "mcp_types"} <= set(_sdk_modules())
+
+
+def test_relative_imports_are_resolved(tmp_path: Path) -> None:
+    inner = PACKAGE / "core" / "store" / "database.py"
+    tree = ast.parse("from ..models import Memory\nfrom . import queries\nfrom .connection import x\n")
+    resolved = {_absolute(inner, node) for node in tree.body if isinstance(node, ast.ImportFrom)}
+    assert resolved == {
+        "tallei_desktop.core.models",
+        "tallei_desktop.core.store",
+        "tallei_desktop.core.store.connection",
+    }
+    door = PACKAGE / "core" / "__init__.py"
+    [node] = ast.parse("from .service import MemoryService").body
+    assert isinstance(node, ast.ImportFrom) and _absolute(door, node) == "tallei_desktop.core.service"
+
+
+def _front_end_modules() -> list[Path]:
+    paths: list[Path] = []
+    for name in FRONT_ENDS:
+        target = PACKAGE / name
+        paths.extend([target] if target.is_file() else sorted(target.rglob("*.py")))
+    return paths
+
+
+def test_front_ends_use_the_engine_only_through_its_door() -> None:
+    public = set(tallei_desktop.core.__all__)
+    bad: list[str] = []
+    modules = _front_end_modules()
+    assert len(modules) >= 10
+    for path in modules:
+        rel = path.relative_to(PACKAGE)
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                bad += [
+                    f"{rel} imports {a.name}" for a in node.names if a.name.startswith("tallei_desktop.core.")
+                ]
+            elif isinstance(node, ast.ImportFrom):
+                module = _absolute(path, node)
+                if module.startswith("tallei_desktop.core."):
+                    bad.append(f"{rel} imports {module}")
+                elif module == "tallei_desktop.core":
+                    bad += [
+                        f"{rel} imports {a.name} from the core, which does not export it"
+                        for a in node.names
+                        if a.name not in public
+                    ]
+    assert not bad, "\n".join(bad)
+
+
+def test_every_name_the_core_exports_exists() -> None:
+    missing = [name for name in tallei_desktop.core.__all__ if not hasattr(tallei_desktop.core, name)]
+    assert not missing
+
+
+#: Runs ``python -m tallei_desktop ARGS…`` unchanged, then writes the names in ``sys.modules`` at exit
+#: to the file named by the first argument: every module the process loaded, on any thread.
+_RUN_AND_LIST_MODULES = """
+import atexit, runpy, sys
+out = sys.argv.pop(1)
+def _write():
+    with open(out, "w", encoding="utf-8") as f:
+        f.write("\\n".join(sorted(sys.modules)))
+atexit.register(_write)
+sys.argv[0] = "tallei_desktop"
+runpy.run_module("tallei_desktop", run_name="__main__", alter_sys=True)
+"""
+
+
+@pytest.mark.slow
+def test_a_real_mcp_process_never_loads_qt(tmp_path: Path, model_dir: Path) -> None:
+    """``tallei-desktop mcp`` through a whole session, model load included, then a look at what it loaded."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TALLEI_")}
+    env.update(
+        TALLEI_DATA_DIR=str(tmp_path / "data"),
+        TALLEI_LOG_DIR=str(tmp_path / "logs"),
+        TALLEI_PASSPHRASE="correct horse battery staple",
+        TALLEI_MODEL_DIR=str(model_dir),
+        TALLEI_CONFIG=str(tmp_path / "absent.toml"),
+        PYTHON_KEYRING_BACKEND="keyring.backends.null.Keyring",
+    )
+    modules_file = tmp_path / "modules.txt"
+    command = [sys.executable, "-c", _RUN_AND_LIST_MODULES, str(modules_file), "mcp"]
+    with (tmp_path / "stderr.log").open("w") as stderr:
+        server = RawStdio(env, stderr, command=command)
+        try:
+            server.initialize()
+            tool_result(server.response(server.call_tool("save_memory", {"content": "I prefer tea"})))
+            recalled = tool_result(server.response(server.call_tool("recall_memories", {"query": "drinks"})))
+        finally:
+            server.close_stdin()
+            code = server.wait()
+    assert code == 0, (tmp_path / "stderr.log").read_text(encoding="utf-8")[-2000:]
+    assert recalled["semantic_search"] is True  # the model was loaded too, onnxruntime and all
+    loaded = set(modules_file.read_text(encoding="utf-8").split())
+    assert {"tallei_desktop.mcp_server.tools", "tallei_desktop.core.service", "mcp", "onnxruntime"} <= loaded
+    qt = sorted(m for m in loaded if m.split(".")[0] in QT)
+    assert not qt, f"tallei-desktop mcp loaded {qt}"
+
+
+def test_the_core_door_and_the_mcp_command_start_without_heavy_imports() -> None:
+    """``tallei-desktop mcp`` answers its client before the store and the SDK are loaded: importing the
+    door, the CLI and the command's entry module must not pull in numpy, apsw, keys or the SDK."""
+    heavy = ("numpy", "apsw", "sqlite_vec", "keyring", "cryptography", "fastembed", "pydantic", "anyio", *MCP)
+    code = (
+        "import sys, tallei_desktop.core, tallei_desktop.cli, tallei_desktop.mcp_server.entry\n"
+        "from tallei_desktop.core import KnownError, Memory\n"
+        f"print(' '.join(sorted({{m.split('.')[0] for m in sys.modules}} & {set(heavy)!r})))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == []
+
+
+def test_a_lazy_name_of_the_door_is_the_inner_modules_object() -> None:
+    code = (
+        "import sys, tallei_desktop.core as core\n"
+        "assert 'numpy' not in sys.modules\n"
+        "from tallei_desktop.core.service import MemoryService\n"
+        "assert core.MemoryService is MemoryService and 'MemoryService' in dir(core)\n"
+        "try:\n    core.NoSuchName\nexcept AttributeError as e:\n    print(e)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert "has no attribute 'NoSuchName'" in done.stdout

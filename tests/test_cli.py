@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import subprocess
@@ -10,16 +11,19 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import MODEL_DIR
+from tallei_desktop import cli
+from tallei_desktop.core import Budgets, Database, MemoryService
+from tests.mcp_server.conftest import open_store
+from tests.support.fake_embedder import HashEmbedder
 
 
 @pytest.fixture
-def env(tmp_path: Path) -> dict[str, str]:
+def env(tmp_path: Path, model_dir: Path) -> dict[str, str]:
     base = {k: v for k, v in os.environ.items() if not k.startswith("TALLEI_")}
     base.update(
         TALLEI_DATA_DIR=str(tmp_path / "data"),
         TALLEI_PASSPHRASE="correct horse battery staple",
-        TALLEI_MODEL_DIR=str(MODEL_DIR),
+        TALLEI_MODEL_DIR=str(model_dir),
         TALLEI_CONFIG=str(tmp_path / "absent.toml"),
         # Never touch the developer's real keyring: the passphrase path is what these tests use.
         PYTHON_KEYRING_BACKEND="keyring.backends.null.Keyring",
@@ -59,7 +63,8 @@ def test_doctor_reports_store_key_model_and_pending(env: dict[str, str]) -> None
     assert report["semantic_search"] is True
     assert report["model_state"].startswith("ready")
     assert report["counts"]["long_term"] == 1
-    assert report["pending_embeddings"] == 1  # a short-lived save leaves the embedding to the next process
+    assert report["pending_embeddings"] == 0  # the save left it pending; the doctor finished it first
+    assert out.stderr == ""
 
 
 @pytest.mark.parametrize(
@@ -100,3 +105,117 @@ def test_without_model_the_cli_still_recalls(env: dict[str, str], tmp_path: Path
     out = run(no_model, "recall", "wifi password")
     assert out.returncode == 0 and "wifi password hint" in out.stdout
     assert "Semantic search is off" in out.stdout
+
+
+def test_a_search_right_after_a_save_finds_it_by_meaning(env: dict[str, str]) -> None:
+    """Each command is its own short-lived process: the save leaves the embedding pending, and the
+    search, which shares no word with the memory, finishes that work before it answers."""
+    assert run(env, "save", "The build server is called hopper").returncode == 0
+    saved = run(env, "save", "My sister lives near Lisbon", "--json")
+    mid = json.loads(saved.stdout)["id"]
+
+    found = run(env, "search", "family abroad Portugal", "--json")
+
+    assert found.returncode == 0, found.stderr
+    assert found.stderr == ""
+    assert json.loads(found.stdout)[0]["memory"]["id"] == mid
+
+
+@pytest.mark.parametrize("command", ["recall", "search", "list", "show", "doctor", "conflicts"])
+def test_every_read_command_finishes_pending_work_first(env: dict[str, str], command: str) -> None:
+    saved = run(env, "save", "The spare key is under the blue flowerpot", "--json")
+    mid = json.loads(saved.stdout)["id"]
+    with open_store(env) as store:
+        assert store.status().pending_embeddings == 1  # a save alone never embeds: fire and forget
+    args = {"search": ("search", "spare key"), "show": ("show", mid)}.get(command, (command,))
+
+    result = run(env, *args)
+
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == ""
+    with open_store(env) as store:
+        assert store.status().pending_embeddings == 0
+
+
+def test_a_read_command_that_runs_out_of_time_says_what_it_may_miss(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    embedder = HashEmbedder(gated=True)
+    service = MemoryService(
+        Database(tmp_path / "tallei.db", bytes(range(32)), key_source="test key"),
+        embedder,  # type: ignore[arg-type]
+        budgets=Budgets(preference=1_500, long_term=4_800, short_term=1_700, short_term_days=60),
+    )
+    try:
+        for text in (
+            "The boat is moored at pier 4",
+            "The car is parked on level 2",
+            "The bike is in the shed",
+        ):
+            service.save(text)
+
+        cli._finish_pending(service, timeout=0.2)
+        gave_up = capsys.readouterr().err
+
+        embedder.open_gate()
+        cli._finish_pending(service, timeout=30.0)
+        finished = capsys.readouterr().err
+    finally:
+        embedder.open_gate()
+        service.close()
+    assert gave_up == "tallei-desktop: 3 memories are still being indexed; results may miss them.\n"
+    assert finished == ""
+
+
+#: Each command with the arguments it needs, to parse it with the global options around them.
+COMMAND_ARGS: dict[str, list[str]] = {
+    **{name: [] for name in ("recall", "list", "conflicts", "doctor", "mcp", "serve", "token")},
+    **{name: ["0123456789ab"] for name in ("forget", "restore", "pin", "unpin", "show", "purge")},
+    "save": ["text"],
+    "search": ["words"],
+    "resolve": ["c0123456789ab", "keep_both"],
+    "connect": ["cursor"],
+}
+
+
+def test_global_options_mean_the_same_before_and_after_every_command(tmp_path: Path) -> None:
+    parser = cli._parser()
+    options = [
+        "--data-dir",
+        str(tmp_path / "d"),
+        "--model-dir",
+        str(tmp_path / "m"),
+        "--config",
+        "c.toml",
+        "-v",
+    ]
+    commands = COMMAND_ARGS
+    for name, rest in commands.items():
+        before = parser.parse_args([*options, name, *rest])
+        after = parser.parse_args([name, *rest, *options])
+        split = parser.parse_args([*options[:4], name, *rest, *options[4:]])
+        assert vars(before) == vars(after) == vars(split), name
+        assert before.data_dir == tmp_path / "d" and before.verbose is True, name
+        bare = parser.parse_args([name, *rest])
+        assert (bare.data_dir, bare.model_dir, bare.config, bare.verbose) == (None, None, None, False), name
+
+
+def test_every_command_accepts_the_global_options() -> None:
+    parser = cli._parser()
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    assert set(COMMAND_ARGS) <= set(sub.choices)
+    for name, command in sub.choices.items():
+        flags = {flag for action in command._actions for flag in action.option_strings}
+        assert {"--data-dir", "--model-dir", "--config", "-v", "--verbose"} <= flags, name
+
+
+def test_options_after_the_command_reach_the_store(env: dict[str, str], tmp_path: Path) -> None:
+    chosen = tmp_path / "chosen"
+    no_dir = {k: v for k, v in env.items() if k != "TALLEI_DATA_DIR"}
+
+    saved = run(no_dir, "save", "Kept in the chosen folder", "--data-dir", str(chosen), "--json")
+    listed = run(no_dir, "--data-dir", str(chosen), "list")
+
+    assert saved.returncode == 0, saved.stderr
+    assert json.loads(saved.stdout)["id"] in listed.stdout
+    assert (chosen / "tallei.db").is_file()

@@ -10,6 +10,7 @@
     │   ├── WrongKey          the key or passphrase does not open this store
     │   ├── StoreBusy         another process held the write lock for too long
     │   ├── StoreUnavailable  the file cannot be opened or written (disk full, permissions …)
+    │   │   └── StoreDamaged  the file fails the cipher's page check; names the newest backup
     │   └── ModelUnavailable  the embedding model cannot be loaded
     └── BugError              our mistake: log the traceback, report it
 
@@ -26,6 +27,7 @@ __all__ = [
     "ModelUnavailable",
     "NotFound",
     "StoreBusy",
+    "StoreDamaged",
     "StoreUnavailable",
     "TalleiError",
     "WrongKey",
@@ -62,6 +64,10 @@ class StoreBusy(KnownError):
 
 class StoreUnavailable(KnownError):
     """The store file cannot be opened, read or written."""
+
+
+class StoreDamaged(StoreUnavailable):
+    """The store file is damaged (a page fails authentication); restoring a backup is the way back."""
 
 
 class ModelUnavailable(KnownError):

@@ -49,13 +49,23 @@ if sys.platform == "win32":
 else:
     import fcntl
 
-__all__ = ["KEYRING_SERVICE", "KEY_FILE_NAME", "KeyMethod", "SecretStore", "StoreKey", "random_token"]
+__all__ = [
+    "KEYRING_SERVICE",
+    "KEY_FILE_NAME",
+    "TOKEN_SECRET",
+    "KeyMethod",
+    "SecretStore",
+    "StoreKey",
+    "random_token",
+]
 
 log = logging.getLogger(__name__)
 
 KEYRING_SERVICE: Final = "tallei-desktop"
 KEY_FILE_NAME: Final = "tallei.key"
 KEY_BYTES: Final = 32
+#: The name under which the HTTP bearer token is kept beside the store key.
+TOKEN_SECRET: Final = "http-token"
 
 _LOCK_FILE_NAME: Final = "tallei.key.lock"
 _FORMAT_VERSION: Final = 1

@@ -9,21 +9,26 @@ from __future__ import annotations
 
 import builtins
 import logging
+import os
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
 
 import cachetools
 import numpy as np
 
+from tallei_desktop.core import backup as backups
 from tallei_desktop.core import conflicts as lifecycle
+from tallei_desktop.core import transfer
 from tallei_desktop.core import validate as v
 from tallei_desktop.core.classify import classify
 from tallei_desktop.core.embeddings import Embedder, ModelState, ModelStatus
-from tallei_desktop.core.errors import InvalidInput, ModelUnavailable
+from tallei_desktop.core.errors import InvalidInput, KnownError, ModelUnavailable, StoreUnavailable
 from tallei_desktop.core.models import (
     Bucket,
     ChangeBatch,
@@ -49,8 +54,10 @@ from tallei_desktop.core.store import conflicts as sc
 from tallei_desktop.core.store import events as se
 from tallei_desktop.core.store import memories as sm
 from tallei_desktop.core.store import queries as q
+from tallei_desktop.core.store import transfer as store_transfer
 from tallei_desktop.core.store.database import Database
 from tallei_desktop.core.store.vector_index import VectorIndex, trim_log
+from tallei_desktop.core.transfer import ImportReport
 from tallei_desktop.core.worker import BackgroundWorker
 
 __all__ = ["Clock", "MemoryService"]
@@ -114,6 +121,10 @@ class MemoryService:
         # The baseline for store_changed(): commits after this point count as changes.
         self._data_version_lock = threading.Lock()
         self._data_version = db.data_version()
+        self._backup_folder: Path | None = None  # automatic backups are off until configure_backups()
+        self._backup_keep = backups.DEFAULT_KEEP
+        self._backup_every = backups.AUTO_BACKUP_EVERY
+        self._next_backup_check: datetime | None = None
 
     # -- lifecycle -----------------------------------------------------------------------------
 
@@ -494,6 +505,7 @@ class MemoryService:
         self._flush_bumps()
         if time.monotonic() - self._last_maintenance > MAINTENANCE_EVERY_S:
             self.run_maintenance()
+        self._auto_backup()
         batch = self._pending(EMBED_BATCH)
         if not batch:
             return False
@@ -611,6 +623,74 @@ class MemoryService:
         it is part of (the count a ``platforms`` filter gives) and when it was last seen, latest first."""
         with self.db.read() as conn:
             return listing.platform_usage(conn)
+
+    # -- export, import and backups ----------------------------------------------------------------
+
+    def export_memories(self) -> dict[str, Any]:
+        """Every memory (all statuses, with provenance) and conflict, as the versioned export document."""
+        with self.db.read() as conn:
+            memories, conflicts = store_transfer.export_all(conn)
+        return transfer.build_document(memories, conflicts, exported_at=self.now())
+
+    def import_memories(self, document: Mapping[str, Any]) -> ImportReport:
+        """Merge an export document into the store in one transaction (idempotent).
+
+        The whole document is checked first: a bad one raises InvalidInput and changes nothing. New
+        memories go through the background lifecycle (dedup, supersede, conflicts) like saves.
+        """
+        parsed = transfer.parse_document(document)
+        with self.db.write() as conn:
+            report = store_transfer.import_parsed(conn, parsed, now=self.now().timestamp())
+        if report.added and self._worker is not None:
+            self._worker.wake()
+        return report
+
+    def configure_backups(
+        self, folder: Path, *, keep: int = backups.DEFAULT_KEEP, every: timedelta = backups.AUTO_BACKUP_EVERY
+    ) -> None:
+        """Keep ``keep`` backups in ``folder`` and let the background worker make one when the newest
+        is older than ``every`` (judged by this service's clock)."""
+        if keep < 1:
+            raise InvalidInput("backup_keep must be at least 1.")
+        self._backup_folder = folder
+        self._backup_keep = keep
+        self._backup_every = every
+        self._next_backup_check = None
+
+    def backup_now(self, folder: Path) -> Path:
+        """Copy the store, still encrypted with its key, into ``folder``; prune old backups; return the copy."""
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreUnavailable(f"Cannot create the backup folder {folder}: {exc.strerror}.") from None
+        dest = backups.new_backup_path(folder, self.now())
+        partial = dest.with_name(f".{dest.name}.partial")
+        try:
+            self.db.backup_to(partial)
+            os.replace(partial, dest)
+        except OSError as exc:
+            raise StoreUnavailable(f"Cannot write the backup {dest}: {exc.strerror}.") from None
+        finally:
+            partial.unlink(missing_ok=True)
+        backups.prune_backups(folder, self._backup_keep)
+        log.info("backed up the store to %s", dest)
+        return dest
+
+    def _auto_backup(self) -> None:
+        folder = self._backup_folder
+        if folder is None:
+            return
+        now = self.now()
+        if self._next_backup_check is not None and now < self._next_backup_check:
+            return
+        try:
+            if backups.backup_due(folder, now, self._backup_every):
+                self.backup_now(folder)
+            newest = backups.list_backups(folder)
+            self._next_backup_check = (newest[0].taken_at if newest else now) + self._backup_every
+        except KnownError as exc:
+            log.warning("automatic backup failed; trying again in an hour: %s", exc)
+            self._next_backup_check = now + timedelta(hours=1)
 
 
 def _existing(conn: Connection, memory_id: str) -> q.Row:

@@ -19,10 +19,10 @@ from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QApplication, QMessageBox, QSystemTrayIcon
 
 from tallei_desktop.config import Settings
-from tallei_desktop.core.models import Conflict
+from tallei_desktop.core import Conflict
 from tallei_desktop.gui.backend import Backend
 from tallei_desktop.gui.icons import app_icon
-from tallei_desktop.gui.main_window import MainWindow
+from tallei_desktop.gui.main_window import MainWindow, PageName
 from tallei_desktop.gui.ops import Ops
 from tallei_desktop.gui.single_instance import SingleInstance
 from tallei_desktop.gui.tray import Tray
@@ -77,6 +77,7 @@ class TrayApp:
         self.endpoint: HttpEndpoint | None = None
         self.opened: Opened | None = None
         self.paused = False
+        self.first_run = False
         self._stop = asyncio.Event()
         self._tasks: set[asyncio.Task[None]] = set()
 
@@ -116,6 +117,7 @@ class TrayApp:
         unlocker.cancelled.connect(lambda: settle(None))
         unlocker.failed.connect(lambda text: self._fatal(text, settle))
         unlocker.start()
+        self.first_run = unlocker.first_run
         waiter = asyncio.ensure_future(self._stop.wait())
         pending: set[asyncio.Future[Any]] = {result, waiter}
         await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
@@ -132,7 +134,7 @@ class TrayApp:
     def _build(self, opened: Opened) -> None:
         backend = Backend(opened.service)
         has_tray = QSystemTrayIcon.isSystemTrayAvailable()
-        window = MainWindow(self.settings, backend, self.ops, has_tray=has_tray)
+        window = MainWindow(self.settings, backend, self.ops, has_tray=has_tray, secrets=opened.secrets)
         self.window = window
         window.quit_requested.connect(self.quit)
         self.ops.message.connect(lambda text: log.warning("%s", text))
@@ -152,7 +154,8 @@ class TrayApp:
             tray.quit_requested.connect(self.quit)
             tray.conflict_clicked.connect(window.show_conflict)
             watcher.conflicts.connect(lambda found: tray.set_conflicts(len(found)))
-            watcher.conflict_opened.connect(tray.notify_conflict)
+            if self.settings.notify_conflicts:
+                watcher.conflict_opened.connect(tray.notify_conflict)
             tray.show()
         else:
             why = (
@@ -164,6 +167,14 @@ class TrayApp:
             window.show()
         watcher.start()
         self._update_endpoint_views()
+        if self.first_run:
+            _say("This is the first run: the window offers to connect the assistants found here.")
+            window.set_notice(
+                "welcome",
+                "Your memory is ready. Connect the assistants you use below; each one you connect "
+                "remembers for all the others.",
+            )
+            window.show_page(PageName.ASSISTANTS)
 
     def _brought_forward(self) -> None:
         log.info("Another launch asked for the window")

@@ -1,37 +1,41 @@
 """What the windows need from the core, in one place.
 
 Every method blocks (SQLite, the model), so the GUI calls them through :mod:`.ops`, never on the Qt
-thread. The listing, change-detection and usage queries go through the service's public methods;
-where the core does not yet offer a paged, sorted listing this module builds one from
-``MemoryService.list``/``search`` so that switching to the core's own is a change here only.
+thread. Listing, history and usage are the core's paged queries; following other processes uses the
+core's change feed.
 """
 
 from __future__ import annotations
 
 import enum
-import threading
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
-from datetime import datetime
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from tallei_desktop.core.models import (
+from tallei_desktop.core import (
     Bucket,
     Conflict,
     ConflictResolution,
+    EventKind,
     Memory,
+    MemoryFilter,
+    MemoryHistory,
     MemoryStatus,
     MemoryType,
+    PlatformUsage,
     RecallResult,
+    SortKey,
 )
 
 if TYPE_CHECKING:
-    from tallei_desktop.core.service import MemoryService
+    from tallei_desktop.core import MemoryService
 
-__all__ = ["Backend", "Details", "ListQuery", "Page", "PlatformUsage", "SortKey", "View"]
+__all__ = ["Backend", "Changes", "ListQuery", "Page", "View"]
 
-_CHUNK = 500
+#: The core's largest page; longer reads are split.
+_MAX_PAGE = 1_000
+#: Search results a view shows: the best matches, not every memory sharing a word.
 _SEARCH_LIMIT = 100
+_FEED_BATCH = 1_000
 
 
 class View(enum.StrEnum):
@@ -66,25 +70,23 @@ _SCOPE: dict[View, tuple[Bucket | None, MemoryStatus]] = {
 }
 
 
-class SortKey(enum.StrEnum):
-    UPDATED = "updated"
-    CREATED = "created"
-    LAST_USED = "last_used"
-    REFERENCES = "references"
-    CONTENT = "content"
-    TYPE = "type"
-    PLATFORM = "platform"
-    PINNED = "pinned"
-
-
 @dataclass(frozen=True, slots=True)
 class ListQuery:
     view: View
     types: frozenset[MemoryType] = frozenset()
     platforms: frozenset[str] = frozenset()
-    text: str = ""  # a search: results come best match first unless a column sort is chosen
-    sort: SortKey | None = None  # None: the view's natural order (pinned, then newest)
+    text: str = ""  # a search: best match first unless a column sort is chosen
+    sort: SortKey | None = None  # None: most recently changed first
     descending: bool = True
+
+    def to_filter(self) -> MemoryFilter:
+        bucket, status = _SCOPE[self.view]
+        return MemoryFilter(
+            buckets=frozenset({bucket}) if bucket else frozenset(),
+            types=self.types,
+            platforms=self.platforms,
+            statuses=frozenset({status}),
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,35 +97,28 @@ class Page:
 
 
 @dataclass(frozen=True, slots=True)
-class PlatformUsage:
-    platform: str
-    memories: int
-    last_seen: datetime
+class Changes:
+    """What a look at the change feed found."""
+
+    seq: int  # pass back next time
+    changed: bool  # anything committed since the last look (views reload)
+    opened: tuple[str, ...]  # conflicts flagged since the last look, oldest first
+    conflicts: tuple[Conflict, ...] | None  # the open conflicts now; None when nothing changed
 
 
-@dataclass(frozen=True, slots=True)
-class Details:
-    memory: Memory
-    replaced_by: tuple[Memory, ...] = ()
-    conflicts: tuple[Conflict, ...] = field(default_factory=tuple)
-
-
-def _sort_value(key: SortKey) -> Callable[[Memory], object]:
-    epoch = datetime.min.replace(tzinfo=None)
-
-    def last_used(m: Memory) -> object:
-        return m.last_referenced_at.replace(tzinfo=None) if m.last_referenced_at else epoch
-
-    return {
-        SortKey.UPDATED: lambda m: m.updated_at,
-        SortKey.CREATED: lambda m: m.created_at,
-        SortKey.LAST_USED: last_used,
-        SortKey.REFERENCES: lambda m: m.reference_count,
-        SortKey.CONTENT: lambda m: m.content.casefold(),
-        SortKey.TYPE: lambda m: str(m.type),
-        SortKey.PLATFORM: lambda m: m.platform,
-        SortKey.PINNED: lambda m: m.pinned,
-    }[key]
+def _search_order(m: Memory, key: SortKey) -> object:
+    values: dict[SortKey, object] = {
+        SortKey.UPDATED: m.updated_at,
+        SortKey.CREATED: m.created_at,
+        SortKey.OCCURRED: m.occurred_at,
+        SortKey.LAST_USED: m.last_referenced_at.timestamp() if m.last_referenced_at else 0.0,
+        SortKey.REFERENCES: m.reference_count,
+        SortKey.CONTENT: m.content.casefold(),
+        SortKey.TYPE: str(m.type),
+        SortKey.PLATFORM: m.platform,
+        SortKey.PINNED: m.pinned,
+    }
+    return values[key]
 
 
 class Backend:
@@ -131,98 +126,77 @@ class Backend:
 
     def __init__(self, service: MemoryService) -> None:
         self.service = service
-        self._lock = threading.Lock()
-        self._scoped: dict[View, tuple[int, list[Memory]]] = {}
 
-    # -- change detection ----------------------------------------------------------------------
+    # -- following the store -------------------------------------------------------------------
 
-    def change_token(self) -> int:
-        """A number that changes whenever any process changes the store's content."""
-        return self.service.db.generation()
+    def follow(self, seq: int | None) -> Changes:
+        """Look at the change feed after ``seq`` (``None``: start following from now)."""
+        service = self.service
+        if seq is None:
+            service.store_changed()  # from here on, say when anything commits
+            return Changes(service.last_change_seq(), False, (), tuple(service.conflicts()))
+        if not service.store_changed():
+            return Changes(seq, False, (), None)
+        opened: list[str] = []
+        while True:
+            batch = service.changes_since(seq, limit=_FEED_BATCH)
+            seq = batch.last_seq
+            opened += [
+                e.conflict_id for e in batch.events if e.kind is EventKind.CONFLICT_OPENED and e.conflict_id
+            ]
+            if batch.reload or len(batch.events) < _FEED_BATCH:
+                break
+        return Changes(seq, True, tuple(opened), tuple(service.conflicts()))
 
     # -- listing ---------------------------------------------------------------------------------
 
-    def _all_in(self, view: View) -> list[Memory]:
-        token = self.change_token()
-        with self._lock:
-            cached = self._scoped.get(view)
-            if cached is not None and cached[0] == token:
-                return cached[1]
-        bucket, status = _SCOPE[view]
-        found: list[Memory] = []
-        while True:
-            chunk = self.service.list(
-                bucket=str(bucket) if bucket else None, status=str(status), limit=_CHUNK, offset=len(found)
-            )
-            found.extend(chunk)
-            if len(chunk) < _CHUNK:
-                break
-        with self._lock:
-            self._scoped[view] = (token, found)
-        return found
-
-    def _matching(self, query: ListQuery) -> list[Memory]:
-        bucket, status = _SCOPE[query.view]
-        if query.text.strip():
-            hits = self.service.search(
-                query.text, limit=_SEARCH_LIMIT, include_archived=status is MemoryStatus.ARCHIVED
-            )
-            candidates: Iterable[Memory] = (
-                h.memory
-                for h in hits
-                if h.memory.status is status and (bucket is None or h.memory.bucket is bucket)
-            )
-        else:
-            candidates = self._all_in(query.view)
-        return [
-            m
-            for m in candidates
-            if (not query.types or m.type in query.types)
-            and (not query.platforms or query.platforms.intersection(m.platforms))
-        ]
-
     def page(self, query: ListQuery, *, offset: int = 0, limit: int = 200) -> Page:
         """One page of the memories ``query`` selects, with the total across all pages."""
-        rows = self._matching(query)
+        if query.text.strip():
+            return self._search_page(query, offset, limit)
+        sort = query.sort or SortKey.UPDATED
+        descending = query.descending if query.sort else True
+        found: list[Memory] = []
+        total = 0
+        while True:
+            want = min(_MAX_PAGE, limit - len(found))
+            got = self.service.list_page(
+                query.to_filter(), sort=sort, descending=descending, limit=want, offset=offset + len(found)
+            )
+            found.extend(got.memories)
+            total = got.total
+            if len(found) >= limit or len(got.memories) < want:
+                break
+        return Page(tuple(found), total, offset)
+
+    def _search_page(self, query: ListQuery, offset: int, limit: int) -> Page:
+        # The engine's hybrid search (words and meaning), narrowed to this view's filter.
+        bucket, status = _SCOPE[query.view]
+        hits = self.service.search(
+            query.text, limit=_SEARCH_LIMIT, include_archived=status is MemoryStatus.ARCHIVED
+        )
+        rows = [
+            h.memory
+            for h in hits
+            if h.memory.status is status
+            and (bucket is None or h.memory.bucket is bucket)
+            and (not query.types or h.memory.type in query.types)
+            and (not query.platforms or query.platforms.intersection(h.memory.platforms))
+        ]
         if query.sort is not None:
-            rows = sorted(rows, key=_sort_value(query.sort), reverse=query.descending)  # type: ignore[arg-type]
+            key = query.sort
+            rows.sort(key=lambda m: _search_order(m, key), reverse=query.descending)  # type: ignore[arg-type,return-value]
         return Page(tuple(rows[offset : offset + limit]), len(rows), offset)
 
     def platforms(self) -> list[str]:
-        """Every platform that saved or confirmed an active memory, sorted."""
-        return sorted({p.platform for p in self.platform_usage()})
+        """Every platform that saved, confirmed or edited a memory, sorted by name."""
+        return sorted(u.platform for u in self.service.platform_usage())
 
     def platform_usage(self) -> list[PlatformUsage]:
-        """Each platform that used the store: its active memories and when it was last seen."""
-        counts: dict[str, int] = {}
-        seen: dict[str, datetime] = {}
-        for view in (View.PREFERENCES, View.LONG_TERM, View.RECENT):
-            for m in self._all_in(view):
-                for name in m.platforms:
-                    counts[name] = counts.get(name, 0) + 1
-                for p in m.provenance:
-                    if p.platform not in seen or p.at > seen[p.platform]:
-                        seen[p.platform] = p.at
-        return sorted(
-            (PlatformUsage(name, counts[name], seen.get(name, datetime.min)) for name in counts),
-            key=lambda u: u.last_seen,
-            reverse=True,
-        )
+        return self.service.platform_usage()
 
-    def details(self, memory_id: str) -> Details:
-        memory = self.service.get(memory_id)
-        chain: list[Memory] = []
-        nxt = memory.superseded_by
-        while nxt is not None and len(chain) < 20 and nxt not in {m.id for m in chain}:
-            newer = self.service.get(nxt)
-            chain.append(newer)
-            nxt = newer.superseded_by
-        involved = tuple(
-            c
-            for c in self.service.conflicts(include_resolved=True)
-            if memory.id in (c.memory_a.id, c.memory_b.id)
-        )
-        return Details(memory, tuple(chain), involved)
+    def details(self, memory_id: str) -> MemoryHistory:
+        return self.service.history(memory_id)
 
     # -- conflicts and recall ----------------------------------------------------------------------
 

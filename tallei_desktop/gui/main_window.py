@@ -17,8 +17,10 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from tallei_desktop.app.clients import connect as connect_client
+from tallei_desktop.app.clients import detected_clients
 from tallei_desktop.config import Settings
-from tallei_desktop.core.models import Conflict
+from tallei_desktop.core import Conflict, SecretStore
 from tallei_desktop.gui.backend import Backend, View
 from tallei_desktop.gui.icons import app_icon
 from tallei_desktop.gui.ops import Ops
@@ -56,7 +58,14 @@ class MainWindow(QMainWindow):
     quit_requested = Signal()
 
     def __init__(
-        self, settings: Settings, backend: Backend, ops: Ops, *, has_tray: bool, parent: QWidget | None = None
+        self,
+        settings: Settings,
+        backend: Backend,
+        ops: Ops,
+        *,
+        has_tray: bool,
+        secrets: SecretStore | None = None,
+        parent: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
         self.has_tray = has_tray
@@ -66,8 +75,14 @@ class MainWindow(QMainWindow):
         self.memory_pages = {View(v): MemoriesPage(View(v), backend, ops, self) for v in View}
         self.conflicts_page = ConflictsPage(backend, ops, self)
         self.recall_page = RecallPage(backend, ops, self)
-        self.assistants_page = AssistantsPage(backend, ops, self)
-        self.settings_page = SettingsPage(settings, backend, ops, self)
+        self.assistants_page = AssistantsPage(
+            backend,
+            ops,
+            connect=lambda client: connect_client(settings, client),
+            detect=detected_clients,
+            parent=self,
+        )
+        self.settings_page = SettingsPage(settings, backend, ops, secrets=secrets, parent=self)
         pages: dict[PageName, QWidget] = {PageName(v.value): p for v, p in self.memory_pages.items()}
         pages[PageName.CONFLICTS] = self.conflicts_page
         pages[PageName.RECALL] = self.recall_page

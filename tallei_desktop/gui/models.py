@@ -21,8 +21,7 @@ from PySide6.QtCore import (
     Signal,
 )
 
-from tallei_desktop.core.models import Memory
-from tallei_desktop.gui.backend import SortKey
+from tallei_desktop.core import Memory, SortKey
 
 __all__ = ["ID_ROLE", "MEMORY_ROLE", "Column", "MemoryTableModel", "short_time"]
 

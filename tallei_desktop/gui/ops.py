@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 
 from PySide6.QtCore import QObject, Signal
 
-from tallei_desktop.core.errors import KnownError
+from tallei_desktop.core import KnownError
 
 __all__ = ["Ops"]
 

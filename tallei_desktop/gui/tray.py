@@ -6,7 +6,7 @@ from PySide6.QtCore import QObject, Signal
 from PySide6.QtGui import QAction
 from PySide6.QtWidgets import QMenu, QSystemTrayIcon
 
-from tallei_desktop.core.models import Conflict
+from tallei_desktop.core import Conflict
 from tallei_desktop.gui.icons import TrayState, tray_icon
 from tallei_desktop.gui.main_window import PageName
 

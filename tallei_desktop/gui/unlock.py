@@ -1,23 +1,30 @@
-"""Opening the store, asking for the passphrase in a dialog where no keyring holds the key.
+"""Opening the store: the passphrase asked in a dialog, and on first run where to keep the key.
 
-:class:`Unlocker` tries to open the store off the Qt thread; when the key needs a passphrase it
-asks with a non-modal :class:`PassphraseDialog` (``open()``, never ``exec()``), says so when one is
-wrong, and tries again until the store opens or the person cancels.
+:class:`Unlocker` asks the core what opening needs (``unlock_need``), off the Qt thread. A store
+guarded by a passphrase gets a non-modal :class:`PassphraseDialog` (``open()``, never ``exec()``)
+that says so when a passphrase is wrong and asks again; a first run lets the person choose the OS
+keyring (where there is one) or a passphrase typed twice.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from PySide6.QtCore import QObject, Signal
-from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QLineEdit, QVBoxLayout, QWidget
+from PySide6.QtWidgets import (
+    QButtonGroup,
+    QDialog,
+    QDialogButtonBox,
+    QLabel,
+    QLineEdit,
+    QRadioButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 from tallei_desktop.config import Settings
-from tallei_desktop.core.errors import KeyUnavailable, KnownError, WrongKey
-from tallei_desktop.core.keys import SecretStore
-from tallei_desktop.core.service import MemoryService
+from tallei_desktop.core import KeyMethod, KnownError, MemoryService, SecretStore, WrongKey
 from tallei_desktop.gui.ops import Ops
 
 __all__ = ["Opened", "PassphraseDialog", "Unlocker", "open_store"]
@@ -29,51 +36,70 @@ log = logging.getLogger(__name__)
 class Opened:
     service: MemoryService
     token: str  # the HTTP endpoint's bearer token
+    secrets: SecretStore  # where the key lives, unlocked (for changing the passphrase)
 
 
-def open_store(settings: Settings, *, secrets: SecretStore | None = None) -> Opened:
-    """Unlock and open the store, and read (or create) the HTTP token. Blocks; call off the Qt thread."""
-    from tallei_desktop.core.keys import random_token
-    from tallei_desktop.factory import build_secrets, build_service
-    from tallei_desktop.mcp_server.entry import TOKEN_SECRET
+def open_store(settings: Settings, secrets: SecretStore, passphrase: str | None = None) -> Opened:
+    """Open the store with ``secrets`` (and a typed ``passphrase``), and read or create the HTTP token.
 
-    secrets = secrets or build_secrets(settings)
-    service = build_service(settings, secrets=secrets)
+    Blocks; call it off the Qt thread. Raises :class:`WrongKey` for a wrong passphrase.
+    """
+    from tallei_desktop.core import TOKEN_SECRET, random_token
+    from tallei_desktop.factory import build_service
+
+    unlocked = secrets.with_passphrase(passphrase) if passphrase else secrets
+    service = build_service(settings, secrets=unlocked)
     try:
-        token = secrets.secret(TOKEN_SECRET, factory=random_token)
+        token = unlocked.secret(TOKEN_SECRET, factory=random_token)
     except BaseException:
         service.close()
         raise
-    return Opened(service, token)
+    return Opened(service, token, unlocked)
 
 
 class PassphraseDialog(QDialog):
-    """Asks for the passphrase (twice, when it creates a new one)."""
+    """Asks for the passphrase; on first run (``create``) also where to keep the key."""
 
-    def __init__(self, *, create: bool, problem: str | None = None, parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        create: bool,
+        keyring: bool = False,
+        problem: str | None = None,
+        parent: QWidget | None = None,
+    ) -> None:
         super().__init__(parent)
         self._create = create
-        self.setWindowTitle("Unlock Tallei")
-        text = (
-            "No keyring is available to hold the key to your memories, so a passphrase guards it. "
-            "Choose one you will remember: without it your memories cannot be opened."
-            if create
-            else "Your memories are locked with a passphrase. Type it to open them."
-        )
+        self.setWindowTitle("Set up Tallei" if create else "Unlock Tallei")
+        if not create:
+            text = "Your memories are locked with a passphrase. Type it to open them."
+        elif keyring:
+            text = "Your memories are encrypted with a key. Choose where to keep it."
+        else:
+            text = (
+                "No keyring is available to hold the key to your memories, so a passphrase guards it. "
+                "Choose one you will remember: without it your memories cannot be opened."
+            )
         intro = QLabel(text, self)
         intro.setWordWrap(True)
         self.problem = QLabel(problem or "", self)
         self.problem.setWordWrap(True)
-        self.problem.setStyleSheet("QLabel { color: palette(link); font-weight: bold; }")
+        self.problem.setStyleSheet("QLabel { font-weight: bold; }")
         self.problem.setVisible(bool(problem))
         self.problem.setAccessibleName("Problem")
+        self.use_keyring = QRadioButton("In the system &keyring (opens by itself when you log in)", self)
+        self.use_passphrase = QRadioButton("Under a &passphrase (typed each time Tallei starts)", self)
+        choice = QButtonGroup(self)
+        choice.addButton(self.use_keyring)
+        choice.addButton(self.use_passphrase)
+        self.use_keyring.setChecked(keyring)
+        self.use_passphrase.setChecked(not keyring)
         self.passphrase = QLineEdit(self)
         self.passphrase.setEchoMode(QLineEdit.EchoMode.Password)
         self.passphrase.setAccessibleName("Passphrase")
         self.repeat = QLineEdit(self)
         self.repeat.setEchoMode(QLineEdit.EchoMode.Password)
         self.repeat.setAccessibleName("Passphrase again")
-        self.repeat.setVisible(create)
         self.buttons = QDialogButtonBox(
             QDialogButtonBox.StandardButton.Ok | QDialogButtonBox.StandardButton.Cancel, self
         )
@@ -82,22 +108,42 @@ class PassphraseDialog(QDialog):
         layout = QVBoxLayout(self)
         layout.addWidget(intro)
         layout.addWidget(self.problem)
-        label = QLabel("&Passphrase:", self)
-        label.setBuddy(self.passphrase)
-        layout.addWidget(label)
+        if create and keyring:
+            layout.addWidget(self.use_keyring)
+            layout.addWidget(self.use_passphrase)
+        else:
+            self.use_keyring.hide()
+            self.use_passphrase.hide()
+        self.passphrase_label = QLabel("Pass&phrase:", self)
+        self.passphrase_label.setBuddy(self.passphrase)
+        layout.addWidget(self.passphrase_label)
         layout.addWidget(self.passphrase)
-        if create:
-            again = QLabel("&Again:", self)
-            again.setBuddy(self.repeat)
-            layout.addWidget(again)
-            layout.addWidget(self.repeat)
+        self.repeat_label = QLabel("&Again:", self)
+        self.repeat_label.setBuddy(self.repeat)
+        layout.addWidget(self.repeat_label)
+        layout.addWidget(self.repeat)
         layout.addWidget(self.buttons)
+        self.use_keyring.toggled.connect(self._show_fields)
+        self._show_fields()
+
+    @property
+    def method(self) -> KeyMethod:
+        return KeyMethod.KEYRING if self.use_keyring.isChecked() else KeyMethod.PASSPHRASE
 
     def value(self) -> str:
         return self.passphrase.text()
 
+    def _show_fields(self) -> None:
+        typed = self.method is KeyMethod.PASSPHRASE
+        for w in (self.passphrase_label, self.passphrase):
+            w.setVisible(typed)
+        for w in (self.repeat_label, self.repeat):
+            w.setVisible(typed and self._create)
+
     def _check(self) -> None:
-        if not self.value():
+        if self.method is KeyMethod.KEYRING:
+            self.accept()
+        elif not self.value():
             self._say("Type a passphrase first.")
         elif self._create and self.repeat.text() != self.value():
             self._say("The two passphrases differ; type the same one twice.")
@@ -110,12 +156,12 @@ class PassphraseDialog(QDialog):
 
 
 class Unlocker(QObject):
-    """Open the store, asking for a passphrase as often as needed. Emits exactly one of the signals."""
+    """Open the store, asking the person what it needs. Emits exactly one of the first three signals."""
 
     opened = Signal(object)  # Opened
     cancelled = Signal()
     failed = Signal(str)  # a KnownError that no passphrase can fix
-    #: A passphrase dialog is showing (for tests and the first-run flow).
+    #: A dialog is showing (for tests).
     asking = Signal(object)
 
     def __init__(
@@ -123,40 +169,68 @@ class Unlocker(QObject):
         settings: Settings,
         ops: Ops,
         *,
-        opener: Callable[[Settings], Opened] = open_store,
+        secrets: SecretStore | None = None,
         parent: QObject | None = None,
     ) -> None:
         super().__init__(parent)
+        from tallei_desktop.factory import build_secrets
+
         self._settings = settings
         self._ops = ops
-        self._opener = opener
+        self._secrets = secrets or build_secrets(settings)
         self.dialog: PassphraseDialog | None = None
+        #: The store did not exist: this run created it (the app then offers to connect assistants).
+        self.first_run = not settings.db_path.exists()
 
     def start(self) -> None:
-        self._try(self._settings)
+        from tallei_desktop.factory import unlock_need
 
-    def _try(self, settings: Settings) -> None:
+        def need() -> tuple[str, bool]:
+            what = unlock_need(self._settings, secrets=self._secrets)
+            return what, what == "create" and self._secrets.keyring_available()
+
+        self._ops.run(need, self._needs, self._refused)
+
+    def _needs(self, answer: tuple[str, bool]) -> None:
+        what, keyring = answer
+        if what == "ready" or (what == "create" and self._settings.passphrase):
+            # A passphrase given in the settings (TALLEI_PASSPHRASE) is the person's choice already.
+            self._open(None)
+        else:
+            self._ask(create=what == "create", keyring=keyring, problem=None)
+
+    def _open(self, passphrase: str | None) -> None:
         self._ops.run(
-            lambda: self._opener(settings), self.opened.emit, lambda exc: self._refused(settings, exc)
+            lambda: open_store(self._settings, self._secrets, passphrase), self.opened.emit, self._refused
         )
 
-    def _refused(self, settings: Settings, error: Exception) -> None:
-        if isinstance(error, WrongKey) and settings.passphrase:
-            self._ask("That passphrase does not open your memories. Try again.")
-        elif isinstance(error, KeyUnavailable) and not settings.passphrase:
-            self._ask(None)
+    def _create(self, method: KeyMethod, passphrase: str | None) -> None:
+        def create() -> Opened:
+            self._secrets.create_store_key(method, passphrase if method is KeyMethod.PASSPHRASE else None)
+            return open_store(self._settings, self._secrets)
+
+        self._ops.run(create, self.opened.emit, self._refused)
+
+    def _refused(self, error: Exception) -> None:
+        if isinstance(error, WrongKey):
+            self._ask(
+                create=False, keyring=False, problem="That passphrase does not open your memories. Try again."
+            )
         elif isinstance(error, KnownError):
             self.failed.emit(str(error))
         else:
             log.error("Opening the memory store failed", exc_info=error)
             self.failed.emit(
-                f"Tallei could not open your memories because of an internal error ({type(error).__name__}); the log has the details."
+                "Tallei could not open your memories because of an internal error "
+                f"({type(error).__name__}); the log has the details."
             )
 
-    def _ask(self, problem: str | None) -> None:
-        create = not self._settings.db_path.exists()
-        dialog = PassphraseDialog(create=create, problem=problem)
-        dialog.accepted.connect(lambda: self._try(replace(self._settings, passphrase=dialog.value())))
+    def _ask(self, *, create: bool, keyring: bool, problem: str | None) -> None:
+        dialog = PassphraseDialog(create=create, keyring=keyring, problem=problem)
+        if create:
+            dialog.accepted.connect(lambda: self._create(dialog.method, dialog.value()))
+        else:
+            dialog.accepted.connect(lambda: self._open(dialog.value()))
         dialog.rejected.connect(self.cancelled.emit)
         self.dialog = dialog
         dialog.open()

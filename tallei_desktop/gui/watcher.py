@@ -1,15 +1,15 @@
 """Notices when any process changes the store, and when a conflict appears.
 
-A timer asks the core, off the Qt thread, for its change token (cheap); when it moves, views reload
-and the open conflicts are read again. Each conflict is announced once, whichever process flagged it.
+A timer asks the core's change feed, off the Qt thread, whether anything was committed (one cheap
+``PRAGMA``) and, if so, what: views reload, and each conflict flagged since is announced once,
+whichever process flagged it.
 """
 
 from __future__ import annotations
 
 from PySide6.QtCore import QObject, QTimer, Signal
 
-from tallei_desktop.core.models import Conflict
-from tallei_desktop.gui.backend import Backend
+from tallei_desktop.gui.backend import Backend, Changes
 from tallei_desktop.gui.ops import Ops
 
 __all__ = ["POLL_MS", "StoreWatcher"]
@@ -21,9 +21,9 @@ POLL_MS = 500
 class StoreWatcher(QObject):
     #: The store changed (this process or another); views reload what they show.
     changed = Signal()
-    #: A conflict opened since the watcher started; emitted once per conflict.
+    #: A conflict opened since the watcher started and is still open; emitted once per conflict.
     conflict_opened = Signal(object)
-    #: The open conflicts, whenever they may have changed.
+    #: The open conflicts, at the start and whenever the store changed.
     conflicts = Signal(list)
 
     def __init__(
@@ -32,15 +32,15 @@ class StoreWatcher(QObject):
         super().__init__(parent)
         self._backend = backend
         self._ops = ops
-        self._token: int | None = None
-        self._known: set[str] | None = None
+        self._seq: int | None = None
+        self._announced: set[str] = set()
         self._busy = False
         self._timer = QTimer(self)
         self._timer.setInterval(poll_ms)
         self._timer.timeout.connect(self.check)
 
     def start(self) -> None:
-        """Read the current state (announcing nothing already open) and begin polling."""
+        """Read the open conflicts (announcing none of them) and begin following the feed."""
         self._timer.start()
         self.check()
 
@@ -52,30 +52,22 @@ class StoreWatcher(QObject):
         if self._busy:
             return
         self._busy = True
-        self._ops.run(self._look, self._looked, self._failed)
+        seq = self._seq
+        self._ops.run(lambda: self._backend.follow(seq), self._looked, self._failed)
 
-    def _look(self) -> tuple[int, list[Conflict] | None]:
-        token = self._backend.change_token()
-        if token == self._token:
-            return token, None
-        return token, self._backend.open_conflicts()
-
-    def _looked(self, result: tuple[int, list[Conflict] | None]) -> None:
+    def _looked(self, changes: Changes) -> None:
         self._busy = False
-        token, open_now = result
-        if open_now is None:
+        first = self._seq is None
+        self._seq = changes.seq
+        if changes.conflicts is None:
             return
-        first = self._token is None
-        self._token = token
-        if self._known is None:
-            self._known = {c.id for c in open_now}
-        else:
-            for conflict in reversed(open_now):  # oldest first
-                if conflict.id not in self._known:
-                    self._known.add(conflict.id)
-                    self.conflict_opened.emit(conflict)
-        self.conflicts.emit(open_now)
-        if not first:
+        still_open = {c.id: c for c in changes.conflicts}
+        for conflict_id in changes.opened:
+            if conflict_id in still_open and conflict_id not in self._announced:
+                self._announced.add(conflict_id)
+                self.conflict_opened.emit(still_open[conflict_id])
+        self.conflicts.emit(list(changes.conflicts))
+        if changes.changed and not first:
             self.changed.emit()
 
     def _failed(self, error: Exception) -> None:

@@ -1,1 +1,1 @@
-"""The MCP server: tools over the memory service, stdio and Streamable HTTP transports, client setup."""
+"""The MCP server: tools over the memory service, wire schemas, client platforms, stdio and Streamable HTTP."""

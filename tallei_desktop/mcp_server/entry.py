@@ -1,7 +1,7 @@
-"""The MCP commands the CLI dispatches to: ``mcp`` (stdio), ``serve`` (HTTP), ``token`` and ``connect``.
+"""The MCP commands the CLI dispatches to: ``mcp`` (stdio), ``serve`` (HTTP) and ``token``.
 
-The SDK and the store are imported inside each command, so ``token`` and ``connect`` stay light and
-``mcp`` can answer its client before the heavier parts are loaded.
+The SDK and the store are imported inside each command, so ``token`` stays light and ``mcp`` can
+answer its client before the heavier parts are loaded.
 """
 
 from __future__ import annotations
@@ -11,57 +11,25 @@ import contextlib
 import logging
 import signal
 import sys
-from logging.handlers import RotatingFileHandler
 from typing import TYPE_CHECKING
 
+from tallei_desktop.app.logs import log_to_file
 from tallei_desktop.config import Settings
-from tallei_desktop.core.errors import InvalidInput
+from tallei_desktop.core import InvalidInput
 
 if TYPE_CHECKING:
-    from tallei_desktop.core.service import MemoryService
+    from tallei_desktop.core import MemoryService
     from tallei_desktop.mcp_server.http_endpoint import HttpEndpoint
 
-__all__ = ["TOKEN_SECRET", "connect_client", "run_http", "run_stdio", "show_token"]
+__all__ = ["run_http", "run_stdio", "show_token"]
 
 log = logging.getLogger(__name__)
-
-#: The name under which the HTTP bearer token is kept beside the store key.
-TOKEN_SECRET = "http-token"
-
-_LOG_BYTES = 1024 * 1024
-_LOG_BACKUPS = 3
-
-
-def _log_to_file(settings: Settings, file_name: str) -> None:
-    """Also log to a rotating file in the user log folder, keeping stderr exactly as verbose as it was.
-
-    Several stdio servers share one file, so each line carries its process id.
-    """
-    root = logging.getLogger()
-    try:
-        settings.log_dir.mkdir(parents=True, exist_ok=True)
-        handler = RotatingFileHandler(
-            settings.log_dir / file_name, maxBytes=_LOG_BYTES, backupCount=_LOG_BACKUPS, encoding="utf-8"
-        )
-    except OSError as exc:
-        log.warning(
-            "Cannot write a log file in %s (%s); logging to stderr only.", settings.log_dir, exc.strerror
-        )
-        return
-    was = root.level or logging.WARNING
-    for existing in root.handlers:
-        if existing.level == logging.NOTSET:
-            existing.setLevel(was)
-    handler.setLevel(min(was, logging.INFO))
-    handler.setFormatter(logging.Formatter("%(asctime)s %(process)d %(levelname)s %(name)s: %(message)s"))
-    root.addHandler(handler)
-    root.setLevel(min(was, logging.INFO))
 
 
 def run_stdio(settings: Settings) -> int:
     """Serve MCP over stdin/stdout until the client closes stdin or sends SIGTERM."""
-    _log_to_file(settings, "mcp.log")
-    from tallei_desktop.mcp_server.opening import ModelPreload, OpeningService
+    log_to_file(settings, "mcp.log")
+    from tallei_desktop.app.opening import ModelPreload, OpeningService
 
     def open_service() -> MemoryService:
         from tallei_desktop.factory import build_service
@@ -89,13 +57,13 @@ def run_stdio(settings: Settings) -> int:
 
 def run_http(settings: Settings, *, host: str | None, port: int | None) -> int:
     """Serve MCP over Streamable HTTP on loopback until SIGTERM or Ctrl+C."""
-    from tallei_desktop.core.keys import random_token
+    from tallei_desktop.app.opening import ModelPreload
+    from tallei_desktop.core import TOKEN_SECRET, random_token
     from tallei_desktop.factory import build_secrets, build_service
     from tallei_desktop.mcp_server.http_endpoint import HttpEndpoint, loopback_address
-    from tallei_desktop.mcp_server.opening import ModelPreload
     from tallei_desktop.mcp_server.server import build_server
 
-    _log_to_file(settings, "serve.log")
+    log_to_file(settings, "serve.log")
     host = settings.http_host if host is None else host
     port = settings.http_port if port is None else port
     if not 0 <= port <= 65535:
@@ -135,7 +103,7 @@ async def _serve_until_stopped(endpoint: HttpEndpoint) -> None:
 
 def show_token(settings: Settings, *, rotate: bool) -> int:
     """Print the HTTP bearer token, creating it on first use; ``rotate`` replaces it first."""
-    from tallei_desktop.core.keys import random_token
+    from tallei_desktop.core import TOKEN_SECRET, random_token
     from tallei_desktop.factory import build_secrets
 
     secrets = build_secrets(settings)
@@ -154,8 +122,3 @@ def show_token(settings: Settings, *, rotate: bool) -> int:
         print(secrets.secret(TOKEN_SECRET, factory=random_token))
     return 0
 
-
-def connect_client(settings: Settings, client: str, *, print_only: bool) -> int:
-    from tallei_desktop.mcp_server.clients import connect
-
-    return connect(settings, client, print_only=print_only)

@@ -31,7 +31,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from tallei_desktop.core.errors import InvalidInput, KnownError
+from tallei_desktop.core import InvalidInput, KnownError
 
 __all__ = ["MAX_BODY_BYTES", "MCP_PATH", "EndpointUnavailable", "HttpEndpoint", "loopback_address"]
 

@@ -11,7 +11,7 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
-from tallei_desktop.core.models import (
+from tallei_desktop.core import (
     MAX_CONTENT_BYTES,
     Bucket,
     Confidence,

@@ -433,6 +433,23 @@ def test_history_lists_open_and_resolved_conflicts(real: MemoryService, clock: C
     [resolved] = real.history(spaces).conflicts
     assert resolved.status is ConflictStatus.RESOLVED and resolved.resolution is ConflictResolution.KEEP_FIRST
     assert real.history(spaces).memory.status is MemoryStatus.SUPERSEDED
+    assert [m.id for m in real.history(spaces).replaced_by] == [tabs]
+
+
+def test_history_of_a_conflict_settled_by_merged_text_leads_to_the_new_memory(
+    real: MemoryService, clock: Clock
+) -> None:
+    tabs = real.save("I prefer tabs for indentation", platform="claude").id
+    spaces = real.save("I prefer spaces for indentation", platform="chatgpt").id
+    real.drain()
+    [conflict] = real.conflicts()
+    clock.advance(minutes=1)
+    real.resolve_conflict(conflict.id, ConflictResolution.REPLACE, content="I prefer tabs, except in YAML")
+    [merged] = real.list(bucket="preference")
+    assert merged.content == "I prefer tabs, except in YAML"
+    for old in (tabs, spaces):
+        assert [m.id for m in real.history(old).replaced_by] == [merged.id]
+    assert {m.id for m in real.history(merged.id).replaced} == {tabs, spaces}
 
 
 def test_platform_usage_counts_active_memories_and_last_sighting(

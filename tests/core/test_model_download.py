@@ -86,7 +86,8 @@ def test_a_download_reports_progress_then_loads_and_a_cached_model_skips_it(
             [sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
         )
         lines: queue.Queue[str | None] = queue.Queue()
-        threading.Thread(target=_read_lines, args=(proc.stdout, lines), daemon=True).start()
+        reader = threading.Thread(target=_read_lines, args=(proc.stdout, lines), daemon=True)
+        reader.start()
         events: list[dict[str, Any]] = []
         seen_while_held: dict[str, Any] | None = None
         deadline = time.monotonic() + _WAIT_S
@@ -111,8 +112,10 @@ def test_a_download_reports_progress_then_loads_and_a_cached_model_skips_it(
             if proc.poll() is None:
                 proc.kill()
             proc.wait(timeout=30)
-            if proc.stderr:
-                proc.stderr.close()
+            reader.join(timeout=30)  # it ends at end of file; then both pipes can be closed
+            for pipe in (proc.stdout, proc.stderr):
+                if pipe:
+                    pipe.close()
 
     first = [e for e in events if e["run"] == "first" and "state" in e]
     cached = [e for e in events if e["run"] == "cached" and "state" in e]

@@ -129,15 +129,23 @@ class AppProcess:
         if self.proc.poll() is None:
             self.proc.terminate()
         try:
-            return self.proc.wait(timeout)
+            code = self.proc.wait(timeout)
         except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait(timeout)
+            self.kill()
             pytest.fail(f"the app did not stop within {timeout:.0f} s of SIGTERM:\n{self.output()}")
+        self.close()
+        return code
 
     def kill(self) -> None:
         self.proc.kill()
         self.proc.wait(TIMEOUT_S)
+        self.close()
+
+    def close(self) -> None:
+        """Read the rest of the output and close the pipe (the process has ended)."""
+        self._reader.join(TIMEOUT_S)
+        if self.proc.stderr is not None:
+            self.proc.stderr.close()
 
 
 @pytest.fixture
@@ -153,3 +161,6 @@ def start_app() -> Iterator[type[AppProcess]]:
     for app in started:
         if app.proc.poll() is None:
             app.kill()
+        else:
+            app.proc.wait()
+            app.close()

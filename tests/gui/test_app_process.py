@@ -21,6 +21,19 @@ def test_sigterm_stops_the_app_cleanly_with_exit_0(
     assert "Traceback" not in app.output()
 
 
+def test_the_first_run_offers_to_connect_the_assistants(
+    app_env: dict[str, str], start_app: type[AppProcess]
+) -> None:
+    app = start_app(app_env, "gui")
+    app.wait_for("Tallei is running")
+    assert app.stop() == 0
+    first = app.output()
+    again = start_app(app_env, "gui")
+    again.wait_for("Tallei is running")
+    assert again.stop() == 0
+    assert "first run" in first and "first run" not in again.output()
+
+
 def test_without_a_tray_the_window_opens_and_says_why(
     app_env: dict[str, str], start_app: type[AppProcess]
 ) -> None:

@@ -119,7 +119,10 @@ def test_filters_and_search(qtbot: QtBot, service: MemoryService, backend: Backe
     assert [m.content for m in page.model.memories()] == ["Billing runs on the first of the month"]
     with qtbot.waitSignal(page.loaded, timeout=WAIT_MS):
         page.type_filter.setCurrentIndex(0)
+    with qtbot.waitSignal(page.loaded, timeout=WAIT_MS):
         page.platform_filter.setCurrentIndex(0)
+    assert page.model.rowCount() == 3
+    with qtbot.waitSignal(page.loaded, timeout=WAIT_MS):
         page.search.setText("billing")
         page.search.returnPressed.emit()
     assert {m.content for m in page.model.memories()} == {
@@ -167,3 +170,18 @@ def test_details_show_the_provenance_trail(
     qtbot.waitUntil(lambda: "confirmed by chatgpt" in page.detail.toPlainText(), timeout=WAIT_MS)
     text = page.detail.toPlainText()
     assert "saved by claude" in text and "I prefer metric units" in text
+
+
+def test_details_show_a_settled_conflict_in_the_history(
+    qtbot: QtBot, service: MemoryService, backend: Backend, ops: Ops
+) -> None:
+    kept = service.save("I prefer window seats on flights", platform="claude").id
+    service.save("I prefer aisle seats on flights", platform="gemini")
+    service.drain()
+    [conflict] = service.conflicts()
+    service.resolve_conflict(conflict.id, "keep_first")
+    page = _page(qtbot, View.PREFERENCES, backend, ops)
+    assert [m.id for m in page.model.memories()] == [kept]
+    page.select_id(kept)
+    expected = "conflict with “I prefer aisle seats on flights” from gemini (resolved: keep_first)"
+    qtbot.waitUntil(lambda: expected in page.detail.toPlainText(), timeout=WAIT_MS)

@@ -6,8 +6,9 @@ from PySide6.QtCore import QModelIndex, Qt
 from pytestqt.modeltest import ModelTester
 from pytestqt.qtbot import QtBot
 
+from tallei_desktop.core.models import SortKey
 from tallei_desktop.core.service import MemoryService
-from tallei_desktop.gui.backend import Backend, ListQuery, SortKey, View
+from tallei_desktop.gui.backend import Backend, ListQuery, View
 from tallei_desktop.gui.models import ID_ROLE, MEMORY_ROLE, Column, MemoryTableModel
 
 

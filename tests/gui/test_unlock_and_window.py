@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
-import keyring.backends.null
+import keyring.backends.null as keyring_backends_null
 from PySide6.QtWidgets import QSystemTrayIcon
 from pytestqt.qtbot import QtBot
 
 from tallei_desktop.config import Settings, load_settings
-from tallei_desktop.core.keys import SecretStore
+from tallei_desktop.core.keys import KeyMethod, SecretStore
 from tallei_desktop.core.service import MemoryService
 from tallei_desktop.gui.backend import Backend
 from tallei_desktop.gui.main_window import MainWindow, PageName
@@ -17,6 +18,7 @@ from tallei_desktop.gui.ops import Ops
 from tallei_desktop.gui.tray import Tray
 from tallei_desktop.gui.unlock import Opened, PassphraseDialog, Unlocker, open_store
 from tests.gui.conftest import PASSPHRASE, WAIT_MS
+from tests.support.keyring_backend import MemoryKeyring
 
 WRONG = "not the passphrase"
 
@@ -28,36 +30,45 @@ def _settings(tmp_path: Path, passphrase: str | None) -> Settings:
     return load_settings(environ=env, config_path=tmp_path / "absent.toml")
 
 
-def _opener(settings: Settings) -> Opened:
-    no_keyring = keyring.backends.null.Keyring()  # type: ignore[no-untyped-call]
-    secrets = SecretStore(settings.data_dir, passphrase=settings.passphrase, backend=no_keyring)
-    return open_store(settings, secrets=secrets)
+def _secrets(settings: Settings, backend: object | None = None) -> SecretStore:
+    keyring = backend or keyring_backends_null.Keyring()  # type: ignore[no-untyped-call]
+    return SecretStore(settings.data_dir, passphrase=settings.passphrase, backend=keyring)  # type: ignore[arg-type]
 
 
-def _unlock(qtbot: QtBot, unlocker: Unlocker, typed: str) -> PassphraseDialog:
+def _ask(qtbot: QtBot, unlocker: Unlocker) -> PassphraseDialog:
     with qtbot.waitSignal(unlocker.asking, timeout=WAIT_MS) as asked:
-        if unlocker.dialog is None:
-            unlocker.start()
-        else:
-            dialog = unlocker.dialog
-            dialog.passphrase.setText(typed)
-            dialog.repeat.setText(typed)
-            dialog.buttons.accepted.emit()
-    result: PassphraseDialog = asked.args[0]
+        unlocker.start()
+    dialog: PassphraseDialog = asked.args[0]
+    return dialog
+
+
+def _answer(qtbot: QtBot, unlocker: Unlocker, dialog: PassphraseDialog, typed: str) -> PassphraseDialog:
+    with qtbot.waitSignal(unlocker.asking, timeout=WAIT_MS) as asked:
+        dialog.passphrase.setText(typed)
+        dialog.repeat.setText(typed)
+        dialog.buttons.accepted.emit()
+    again: PassphraseDialog = asked.args[0]
+    return again
+
+
+def _opened(qtbot: QtBot, unlocker: Unlocker, action: Callable[[], None]) -> Opened:
+    with qtbot.waitSignal(unlocker.opened, timeout=WAIT_MS) as opened:
+        action()
+    result: Opened = opened.args[0]
     return result
 
 
 def test_a_wrong_passphrase_is_said_and_asked_again(qtbot: QtBot, tmp_path: Path, ops: Ops) -> None:
-    _opener(_settings(tmp_path, PASSPHRASE)).service.close()  # a store guarded by a passphrase
-    unlocker = Unlocker(_settings(tmp_path, None), ops, opener=_opener)
-    first = _unlock(qtbot, unlocker, "")
-    assert not first.repeat.isVisibleTo(first)  # opening, not creating: asked once
-    again = _unlock(qtbot, unlocker, WRONG)
+    guarded = _settings(tmp_path, PASSPHRASE)
+    open_store(guarded, _secrets(guarded)).service.close()  # a store guarded by a passphrase
+    settings = _settings(tmp_path, None)
+    unlocker = Unlocker(settings, ops, secrets=_secrets(settings))
+    first = _ask(qtbot, unlocker)
+    assert first.repeat.isHidden() and first.use_keyring.isHidden()  # opening: asked once, no choice
+    again = _answer(qtbot, unlocker, first, WRONG)
     assert "does not open" in again.problem.text()
-    with qtbot.waitSignal(unlocker.opened, timeout=WAIT_MS) as opened:
-        again.passphrase.setText(PASSPHRASE)
-        again.buttons.accepted.emit()
-    result: Opened = opened.args[0]
+    again.passphrase.setText(PASSPHRASE)
+    result = _opened(qtbot, unlocker, again.buttons.accepted.emit)
     try:
         assert result.token
         assert "passphrase" in result.service.db.key_source
@@ -65,16 +76,42 @@ def test_a_wrong_passphrase_is_said_and_asked_again(qtbot: QtBot, tmp_path: Path
         result.service.close()
 
 
-def test_a_new_store_asks_for_the_passphrase_twice(qtbot: QtBot, tmp_path: Path, ops: Ops) -> None:
-    unlocker = Unlocker(_settings(tmp_path, None), ops, opener=_opener)
-    dialog = _unlock(qtbot, unlocker, "")
-    assert dialog.repeat.isVisibleTo(dialog)
+def test_first_run_without_a_keyring_sets_a_passphrase_typed_twice(
+    qtbot: QtBot, tmp_path: Path, ops: Ops
+) -> None:
+    settings = _settings(tmp_path, None)
+    unlocker = Unlocker(settings, ops, secrets=_secrets(settings))
+    dialog = _ask(qtbot, unlocker)
+    assert not dialog.repeat.isHidden() and dialog.use_keyring.isHidden()
     dialog.passphrase.setText("one thing")
     dialog.repeat.setText("another")
     dialog.buttons.accepted.emit()
     assert "differ" in dialog.problem.text() and dialog.isVisible()
+    dialog.repeat.setText("one thing")
+    result = _opened(qtbot, unlocker, dialog.buttons.accepted.emit)
+    result.service.close()
+    assert _secrets(settings).key_method() is KeyMethod.PASSPHRASE
+
+
+def test_first_run_with_a_keyring_offers_it(qtbot: QtBot, tmp_path: Path, ops: Ops) -> None:
+    settings = _settings(tmp_path, None)
+    keyring = MemoryKeyring()
+    unlocker = Unlocker(settings, ops, secrets=_secrets(settings, keyring))
+    dialog = _ask(qtbot, unlocker)
+    assert not dialog.use_keyring.isHidden() and dialog.use_keyring.isChecked()
+    assert dialog.passphrase.isHidden()
+    result = _opened(qtbot, unlocker, dialog.buttons.accepted.emit)
+    result.service.close()
+    assert _secrets(settings, keyring).key_method() is KeyMethod.KEYRING
+
+
+def test_cancelling_the_dialog_opens_nothing(qtbot: QtBot, tmp_path: Path, ops: Ops) -> None:
+    settings = _settings(tmp_path, None)
+    unlocker = Unlocker(settings, ops, secrets=_secrets(settings))
+    dialog = _ask(qtbot, unlocker)
     with qtbot.waitSignal(unlocker.cancelled, timeout=WAIT_MS):
         dialog.reject()
+    assert not settings.db_path.exists()
 
 
 def test_without_a_tray_the_window_shows_conflicts_as_a_banner_and_closing_quits(

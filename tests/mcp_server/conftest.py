@@ -208,11 +208,17 @@ def serve_process(
 
 
 def stop_process(proc: subprocess.Popen[str], timeout: float = TIMEOUT_S) -> int:
-    if proc.poll() is None:
-        proc.terminate()
+    """SIGTERM, wait, and close the pipes to the process (an open one is a ResourceWarning, so an error)."""
     try:
-        return proc.wait(timeout)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait(timeout)
-        pytest.fail(f"the process {proc.args!r} did not stop within {timeout:.0f} s of SIGTERM")
+        if proc.poll() is None:
+            proc.terminate()
+        try:
+            return proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout)
+            pytest.fail(f"the process {proc.args!r} did not stop within {timeout:.0f} s of SIGTERM")
+    finally:
+        for pipe in (proc.stdin, proc.stdout, proc.stderr):
+            if pipe is not None:
+                pipe.close()

@@ -18,14 +18,27 @@ PROTOCOL_VERSION = "2025-06-18"
 
 
 class RawStdio:
-    def __init__(self, env: dict[str, str], stderr: IO[str], *, client_name: str = "claude-ai") -> None:
+    def __init__(
+        self,
+        env: dict[str, str],
+        stderr: IO[str],
+        *,
+        client_name: str = "claude-ai",
+        command: list[str] | None = None,
+    ) -> None:
+        """Start ``command`` (by default ``tallei-desktop mcp`` with nothing more)."""
         self.client_name = client_name
         self.proc = subprocess.Popen(
-            tallei_command("mcp"), env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr
+            command or tallei_command("mcp"),
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=stderr,
         )
         self.lines: queue.Queue[bytes] = queue.Queue()
         self.raw_stdout: list[bytes] = []
-        threading.Thread(target=self._read, daemon=True).start()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
         self._next_id = 0
         self._answers: dict[object, dict[str, Any]] = {}
 
@@ -105,12 +118,23 @@ class RawStdio:
         self.proc.stdin.close()
 
     def wait(self, timeout: float = TIMEOUT_S) -> int:
-        return self.proc.wait(timeout)
+        """The exit status, once the process has ended; its pipes are closed then."""
+        code = self.proc.wait(timeout)
+        self._release(timeout)
+        return code
 
     def kill(self) -> None:
         if self.proc.poll() is None:
             self.proc.kill()
         self.proc.wait(TIMEOUT_S)
+        self._release(TIMEOUT_S)
+
+    def _release(self, timeout: float) -> None:
+        # The reader ends at end of file, which the exit of the process brings; then nothing uses the pipes.
+        self._reader.join(timeout)
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.close()
+        self.proc.stdout.close()
 
 
 def tool_result(message: dict[str, Any]) -> dict[str, Any]:

@@ -132,3 +132,23 @@ def test_sigterm_stops_the_server_cleanly_and_keeps_every_save(
         assert [service.get(s["id"]).content for s in saved] == [
             f"Ticket {n} is about billing" for n in range(5)
         ]
+
+
+def test_global_options_after_the_mcp_command_choose_the_store(
+    process_env: dict[str, str], tmp_path: Path
+) -> None:
+    """What people write by hand into client settings: ``["mcp", "--data-dir", …]``."""
+    chosen = tmp_path / "chosen"
+    env = {k: v for k, v in process_env.items() if k != "TALLEI_DATA_DIR"}
+    command = [sys.executable, "-m", "tallei_desktop", "mcp", "--data-dir", str(chosen)]
+    with (tmp_path / "stderr.log").open("w") as errlog:
+        server = RawStdio(env, errlog, command=command)
+        try:
+            server.initialize()
+            saved = tool_result(server.response(server.call_tool("save_memory", {"content": "Kept in chosen"})))
+        finally:
+            server.close_stdin()
+            assert server.wait() == 0, logs_of(process_env, tmp_path / "stderr.log")
+    with open_store({**process_env, "TALLEI_DATA_DIR": str(chosen)}) as svc:
+        assert svc.get(saved["id"]).content == "Kept in chosen"
+    assert not (tmp_path / "data").exists()

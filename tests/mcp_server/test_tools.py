@@ -9,10 +9,10 @@ from typing import Any, get_args
 import pytest
 from mcp.client import Client
 
+from tallei_desktop.app.opening import OpeningService
 from tallei_desktop.core.errors import KeyUnavailable
 from tallei_desktop.core.models import Bucket, ConflictResolution, MemoryStatus, MemoryType
 from tallei_desktop.core.service import MemoryService
-from tallei_desktop.mcp_server.opening import OpeningService
 from tallei_desktop.mcp_server.schemas import BucketName, MemoryTypeName, ResolutionName, StatusName
 from tallei_desktop.mcp_server.server import INSTRUCTIONS, TalleiServer, build_server
 from tests.mcp_server.conftest import session, structured, text_of
@@ -370,8 +370,8 @@ async def test_an_internal_error_is_logged_with_its_traceback_and_reported_plain
 
     server = build_server(broken)
     async with session(server) as client:
-        with caplog.at_level(logging.ERROR, logger="tallei_desktop.mcp_server.server"):
+        with caplog.at_level(logging.ERROR, logger="tallei_desktop.mcp_server.tools"):
             message = await error_of(client, "memory_status")
     assert "internal error" in message and "gremlins" not in message
-    record = next(r for r in caplog.records if r.name == "tallei_desktop.mcp_server.server")
+    record = next(r for r in caplog.records if r.name == "tallei_desktop.mcp_server.tools")
     assert record.exc_info is not None and "disk gremlins" in str(record.exc_info[1])

@@ -112,6 +112,8 @@ def resolve_conflict(
         replaced_by = new.id
     for rowid, mid in drop:
         q.set_status(conn, rowid, MemoryStatus.SUPERSEDED, now)
+        # The retired side points at what replaced it, so its history leads there (and back).
+        conn.execute("UPDATE memories SET superseded_by = ? WHERE rowid = ?", (replaced_by, rowid))
         q.drop_vector(conn, rowid)
         record_event(
             conn,

@@ -53,10 +53,7 @@ def open_connection(
         try:
             conn.execute("SELECT count(*) FROM sqlite_master").fetchall()
         except apsw.NotADBError:
-            raise WrongKey(
-                f"The key from {key_source} does not open the memory store at {path}. "
-                "Use the key or passphrase this store was created with."
-            ) from None
+            raise _unopened(path, key, key_source) from None
         conn.enable_load_extension(True)
         conn.load_extension(sqlite_vec.loadable_path())
         conn.enable_load_extension(False)
@@ -78,6 +75,24 @@ def open_connection(
     return conn
 
 
+def _unopened(path: Path, key: bytes, key_source: str) -> TalleiError:
+    """WrongKey, unless the same key opens the newest backup: then the store itself is damaged."""
+    from tallei_desktop.core.store.backup import backups_dir, damaged_store_error, newest_backup
+
+    newest = newest_backup(backups_dir(path))
+    if newest is not None and newest != path:
+        try:
+            open_connection(newest, key, key_source=key_source, readonly=True).close()
+        except TalleiError:
+            pass
+        else:
+            return damaged_store_error(path, "its first page fails the cipher's check")
+    return WrongKey(
+        f"The key from {key_source} does not open the memory store at {path}. "
+        "Use the key or passphrase this store was created with."
+    )
+
+
 def _translate(exc: apsw.Error, path: Path | None = None) -> TalleiError:
     where = f" at {path}" if path else ""
     if isinstance(exc, apsw.BusyError | apsw.LockedError):
@@ -97,8 +112,12 @@ def _translate(exc: apsw.Error, path: Path | None = None) -> TalleiError:
             return StoreUnavailable(f"The disk holding the memory store{where} is full.")
         return StoreUnavailable(f"Reading or writing the memory store{where} failed: {exc}.")
     if isinstance(exc, apsw.NotADBError | apsw.CorruptError):
+        if path is not None:
+            from tallei_desktop.core.store.backup import damaged_store_error
+
+            return damaged_store_error(path, str(exc))
         return StoreUnavailable(
-            f"The memory store{where} is damaged or not a Tallei store ({exc}). Restore it from a backup."
+            f"The memory store is damaged or not a Tallei store ({exc}). Restore it from a backup."
         )
     if isinstance(exc, apsw.TooBigError):
         return InvalidInput("That memory is too large to store.")

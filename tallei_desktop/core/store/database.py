@@ -19,6 +19,7 @@ from typing import Any
 import apsw
 
 from tallei_desktop.core.errors import StoreBusy, StoreUnavailable
+from tallei_desktop.core.store.backup import copy_database
 from tallei_desktop.core.store.connection import map_errors, open_connection
 from tallei_desktop.core.store.migrations import migrate
 
@@ -128,6 +129,12 @@ class Database:
         with map_errors(self.path):
             row = self.reader().execute("SELECT value FROM meta WHERE key = 'generation'").fetchone()
         return int(row[0]) if row else 0
+
+    def backup_to(self, dest: Path) -> None:
+        """Copy the store, still encrypted with its key, to the new file ``dest``: online and consistent."""
+        if self._closed:
+            raise StoreUnavailable("The memory store is closed.")
+        copy_database(self.reader(), dest, self._key)
 
     def data_version(self) -> int:
         """SQLite's ``PRAGMA data_version`` on a connection kept only for this: it changes whenever any

@@ -1,10 +1,13 @@
-"""Assistants: who has used this store, and how to connect ChatGPT to the HTTP endpoint."""
+"""Assistants: who has used this store, a Connect button per client, and ChatGPT's address and token."""
 
 from __future__ import annotations
 
-from PySide6.QtCore import Signal
+from collections.abc import Callable
+
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QGuiApplication, QShowEvent
 from PySide6.QtWidgets import (
+    QGridLayout,
     QGroupBox,
     QHBoxLayout,
     QLabel,
@@ -16,20 +19,37 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from tallei_desktop.gui.backend import Backend, PlatformUsage
+from tallei_desktop.app.clients import ConnectResult
+from tallei_desktop.core import PlatformUsage
+from tallei_desktop.gui.backend import Backend
 from tallei_desktop.gui.models import short_time
 from tallei_desktop.gui.ops import Ops
 
-__all__ = ["AssistantsPage"]
+__all__ = ["CLIENT_TITLES", "AssistantsPage"]
+
+#: The clients that launch ``tallei-desktop mcp`` themselves, as ``connect`` names them.
+CLIENT_TITLES = {"claude": "Claude Desktop", "cursor": "Cursor", "gemini": "Gemini CLI", "vscode": "VS Code"}
 
 
 class AssistantsPage(QWidget):
     loaded = Signal()
+    #: A client's settings were written (or found current); the result says where and what.
+    connected = Signal(object)
 
-    def __init__(self, backend: Backend, ops: Ops, parent: QWidget | None = None) -> None:
+    def __init__(
+        self,
+        backend: Backend,
+        ops: Ops,
+        *,
+        connect: Callable[[str], ConnectResult] | None = None,
+        detect: Callable[[], list[str]] | None = None,
+        parent: QWidget | None = None,
+    ) -> None:
         super().__init__(parent)
         self._backend = backend
         self._ops = ops
+        self._connect = connect
+        self._detect = detect
         self._token = ""
         self.usage = QTreeWidget(self)
         self.usage.setAccessibleName("Assistants that used Tallei")
@@ -64,11 +84,34 @@ class AssistantsPage(QWidget):
         box.addLayout(row)
         box.addWidget(self.endpoint_state)
 
+        clients = QGroupBox("Assistants that start Tallei themselves", self)
+        grid = QGridLayout(clients)
+        self.connect_buttons: dict[str, QPushButton] = {}
+        self.installed: dict[str, QLabel] = {}
+        for line, (name, title) in enumerate(CLIENT_TITLES.items()):
+            grid.addWidget(QLabel(f"<b>{title}</b>", clients), line, 0)
+            found = QLabel("", clients)
+            self.installed[name] = found
+            grid.addWidget(found, line, 1)
+            button = QPushButton(f"Connect {title}", clients)
+            button.setAccessibleName(f"Connect {title}")
+            button.setEnabled(connect is not None)
+            button.clicked.connect(lambda _checked=False, n=name: self.connect_client(n))
+            self.connect_buttons[name] = button
+            grid.addWidget(button, line, 2)
+        grid.setColumnStretch(1, 1)
+        self.connect_result = QLabel(clients)
+        self.connect_result.setWordWrap(True)
+        self.connect_result.setAccessibleName("What connecting changed")
+        self.connect_result.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        grid.addWidget(self.connect_result, len(CLIENT_TITLES), 0, 1, 3)
+
         layout = QVBoxLayout(self)
         heading = QLabel("<b>Assistants that have used your memory</b>", self)
         heading.setBuddy(self.usage)
         layout.addWidget(heading)
         layout.addWidget(self.usage, 1)
+        layout.addWidget(clients)
         layout.addWidget(chatgpt)
 
     def set_endpoint(self, url: str, token: str, state: str) -> None:
@@ -83,6 +126,28 @@ class AssistantsPage(QWidget):
 
     def reload(self) -> None:
         self._ops.run(self._backend.platform_usage, self._show)
+        if self._detect is not None:
+            self._ops.run(self._detect, self._show_installed)
+
+    def _show_installed(self, found: list[str]) -> None:
+        for name, label in self.installed.items():
+            label.setText("installed on this computer" if name in found else "")
+
+    def connect_client(self, name: str) -> None:
+        """Write Tallei into ``name``'s settings (off the Qt thread) and say what changed."""
+        connect = self._connect
+        if connect is None:
+            return
+
+        def done(result: ConnectResult) -> None:
+            self.connect_result.setText(result.message)
+            self.connected.emit(result)
+
+        def failed(error: Exception) -> None:
+            self.connect_result.setText(f"{CLIENT_TITLES[name]} was not connected: {error}")
+            self._ops.report(error)
+
+        self._ops.run(lambda: connect(name), done, failed)
 
     def _show(self, usage: list[PlatformUsage]) -> None:
         self.usage.clear()

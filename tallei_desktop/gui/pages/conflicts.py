@@ -16,7 +16,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from tallei_desktop.core.models import Conflict, ConflictResolution, Memory
+from tallei_desktop.core import Conflict, ConflictResolution, Memory
 from tallei_desktop.gui.backend import Backend
 from tallei_desktop.gui.models import short_time
 from tallei_desktop.gui.ops import Ops

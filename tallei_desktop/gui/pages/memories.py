@@ -26,8 +26,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from tallei_desktop.core.models import Memory, MemoryStatus, MemoryType
-from tallei_desktop.gui.backend import Backend, Details, ListQuery, Page, SortKey, View
+from tallei_desktop.core import Memory, MemoryHistory, MemoryStatus, MemoryType, SortKey
+from tallei_desktop.gui.backend import Backend, ListQuery, Page, View
 from tallei_desktop.gui.models import Column, MemoryTableModel, short_time
 from tallei_desktop.gui.ops import Ops
 
@@ -102,6 +102,9 @@ class MemoriesPage(QWidget):
         self.table.setModel(self.model)
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        # No column sorts at first (most recently changed first): enabling sorting would sort by
+        # the indicator's column at once.
+        self.table.horizontalHeader().setSortIndicator(-1, Qt.SortOrder.DescendingOrder)
         self.table.setSortingEnabled(True)
         self.table.horizontalHeader().setSortIndicatorShown(False)
         header = self.table.horizontalHeader()
@@ -154,12 +157,12 @@ class MemoriesPage(QWidget):
         side_layout.setContentsMargins(0, 0, 0, 0)
         side_layout.addWidget(self.detail, 1)
         side_layout.addLayout(actions)
-        split = QSplitter(Qt.Orientation.Horizontal, self)
+        split = QSplitter(Qt.Orientation.Vertical, self)
         split.addWidget(self.table)
         split.addWidget(side)
         split.setStretchFactor(0, 3)
-        split.setStretchFactor(1, 1)
-        side.setMaximumWidth(420)
+        split.setStretchFactor(1, 2)
+        split.setChildrenCollapsible(False)
 
         layout = QVBoxLayout(self)
         layout.addLayout(bar)
@@ -308,19 +311,19 @@ class MemoriesPage(QWidget):
 
     def _refresh_details(self) -> None:
         memory = self.current_memory()
-        self._show_details(Details(memory) if memory is not None else None)
+        self._show_details(MemoryHistory(memory, (), (), (), ()) if memory is not None else None)
         if memory is None:
             return
         self._details_ticket += 1
         ticket, mid = self._details_ticket, memory.id
 
-        def landed(details: Details) -> None:
+        def landed(details: MemoryHistory) -> None:
             if ticket == self._details_ticket:
                 self._show_details(details)
 
         self._ops.run(lambda: self._backend.details(mid), landed)
 
-    def _show_details(self, details: Details | None) -> None:
+    def _show_details(self, details: MemoryHistory | None) -> None:
         memory = details.memory if details else None
         for w in (
             self.pin_button,
@@ -457,7 +460,7 @@ class TextDialog(QDialog):
         return self.editor.toPlainText()
 
 
-def render_details(details: Details) -> str:
+def render_details(details: MemoryHistory) -> str:
     """The detail pane's HTML: full text, facts, provenance trail and history."""
     m = details.memory
     e = html.escape
@@ -482,6 +485,13 @@ def render_details(details: Details) -> str:
     parts.append("</ul>")
     history: list[str] = []
     history += [f"<li>replaced by “{e(n.content[:120])}” ({e(n.id)})</li>" for n in details.replaced_by]
+    history += [
+        f"<li>replaced “{e(o.content[:120])}” from <b>{e(o.platform)}</b></li>" for o in details.replaced
+    ]
+    history += [
+        f"<li>absorbed the duplicate “{e(o.content[:120])}” from <b>{e(o.platform)}</b></li>"
+        for o in details.merged
+    ]
     for c in details.conflicts:
         other = c.memory_b if c.memory_a.id == m.id else c.memory_a
         outcome = f"resolved: {c.resolution}" if c.resolution else "open"

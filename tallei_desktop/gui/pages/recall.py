@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from PySide6.QtCore import Signal
 from PySide6.QtGui import QFontDatabase
 from PySide6.QtWidgets import (
@@ -16,12 +18,16 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from tallei_desktop.core.models import RecallItem, RecallResult
-from tallei_desktop.core.recall import estimate_tokens
+from tallei_desktop.core import RecallItem, RecallResult
 from tallei_desktop.gui.backend import Backend
 from tallei_desktop.gui.ops import Ops
 
 __all__ = ["RecallPage", "bucket_tokens"]
+
+
+def estimate_tokens(text: str) -> int:
+    """Recall's token estimate (one token per four characters, rounded up), as the budgets count."""
+    return math.ceil(len(text) / 4)
 
 
 def bucket_tokens(items: tuple[RecallItem, ...]) -> int:

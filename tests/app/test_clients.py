@@ -1,15 +1,13 @@
-"""``tallei-desktop connect``: the client settings writers, against fixture files in a fake home folder."""
+"""Client configuration: the settings writers, against fixture files in a fake home folder."""
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import re
 import stat
 import sys
 import tempfile
-import types
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -17,10 +15,11 @@ from typing import Any
 import platformdirs
 import pytest
 
+from tallei_desktop.app import clients
+from tallei_desktop.app.clients import ClientConfigError, ConnectResult, connect, detected_clients
 from tallei_desktop.cli import main
 from tallei_desktop.config import APP_NAME, Settings
-from tallei_desktop.core.errors import InvalidInput, KnownError
-from tallei_desktop.mcp_server.clients import ClientConfigError, connect
+from tallei_desktop.core import InvalidInput, KnownError
 
 SCRIPT_NAME = "tallei-desktop.exe" if os.name == "nt" else "tallei-desktop"
 BACKUP = re.compile(r"\.bak-\d{8}-\d{6}(-\d+)?$")
@@ -88,12 +87,10 @@ def run(
     environ: Mapping[str, str] | None = None,
     print_only: bool = False,
 ) -> str:
-    out = io.StringIO()
-    code = connect(
-        settings, client, print_only=print_only, home=home, platform=platform, environ=environ or {}, out=out
-    )
-    assert code == 0
-    return out.getvalue()
+    """The message a person reads after connecting ``client``."""
+    return connect(
+        settings, client, dry_run=print_only, home=home, platform=platform, environ=environ or {}
+    ).message
 
 
 def backups(path: Path) -> list[Path]:
@@ -382,14 +379,11 @@ def test_command_line_exits_2_and_prints_one_line_for_a_malformed_file(
     path = claude_file(home)
     raw = write(path, b'{"mcpServers": ')
 
-    def connect_client(settings: Settings, client: str, *, print_only: bool) -> int:
-        return connect(settings, client, print_only=print_only, home=home, platform="linux", environ={})
+    def connect_at_home(settings: Settings, client: str, *, dry_run: bool = False) -> ConnectResult:
+        return connect(settings, client, dry_run=dry_run, home=home, platform="linux", environ={})
 
-    # The command line reaches connect() through the server's entry module; stand one in that points at the
-    # fake home, so the real CLI error handling decides the exit code.
-    entry = types.ModuleType("tallei_desktop.mcp_server.entry")
-    monkeypatch.setattr(entry, "connect_client", connect_client, raising=False)
-    monkeypatch.setitem(sys.modules, "tallei_desktop.mcp_server.entry", entry)
+    # Point the command line's connect() at the fake home, so the real CLI error handling decides the exit code.
+    monkeypatch.setattr(clients, "connect", connect_at_home)
 
     code = main(
         ["--config", str(tmp_path / "absent.toml"), "--data-dir", str(tmp_path / "data"), "connect", "claude"]
@@ -576,3 +570,90 @@ def test_bundled_build_launches_its_own_console_executable(
 
     entry = json.loads((home / ".cursor" / "mcp.json").read_text(encoding="utf-8"))["mcpServers"]["tallei"]
     assert entry == {"command": str(console), "args": ["mcp"]}
+
+
+def test_result_names_the_file_the_backup_and_the_entry_written(home: Path, settings: Settings) -> None:
+    path = claude_file(home)
+    old = write(path, json.dumps(EXISTING))
+
+    first = connect(settings, "claude", home=home, platform="linux", environ={})
+    again = connect(settings, "claude", home=home, platform="linux", environ={})
+
+    written = json.loads(path.read_text(encoding="utf-8"))["mcpServers"]["tallei"]
+    assert (first.client, first.path, first.changed) == ("claude", path, True)
+    assert first.backup is not None and first.backup.read_bytes() == old
+    assert first.entry == written
+    assert (again.changed, again.backup, again.entry) == (False, None, written)
+
+
+def test_dry_run_result_carries_the_entry_and_changes_nothing(
+    home: Path, settings: Settings, script: Path
+) -> None:
+    result = connect(settings, "cursor", dry_run=True, home=home, platform="darwin", environ={})
+
+    assert result.path == home / ".cursor" / "mcp.json"
+    assert (result.changed, result.backup) == (False, None)
+    assert result.entry == {"command": str(script), "args": ["mcp"]}
+    assert list(home.iterdir()) == []
+
+
+def test_chatgpt_result_has_no_file_and_gives_the_url_and_header(home: Path, tmp_path: Path) -> None:
+    settings = Settings(data_dir=tmp_path / "data", log_dir=tmp_path / "logs", http_port=9123)
+
+    result = connect(settings, "chatgpt", home=home, platform="linux", environ={})
+
+    assert (result.path, result.changed, result.backup) == (None, False, None)
+    assert result.entry == {
+        "url": "http://127.0.0.1:9123/mcp",
+        "headers": {"Authorization": "Bearer <token>"},
+    }
+
+
+@pytest.mark.parametrize(
+    ("platform", "folders", "expected"),
+    [
+        ("linux", [], []),
+        ("linux", [".cursor", ".config/Code"], ["cursor", "vscode"]),
+        ("darwin", ["Library/Application Support/Claude", ".gemini"], ["claude", "gemini"]),
+        ("win32", ["APPDATA/Claude", "APPDATA/Code", ".cursor"], ["claude", "cursor", "vscode"]),
+        # A client's settings folder in another OS's place does not count.
+        ("win32", [".config/Claude"], []),
+    ],
+)
+def test_detected_clients_are_those_whose_settings_folder_exists(
+    home: Path, appdata: Path, platform: str, folders: list[str], expected: list[str]
+) -> None:
+    for folder in folders:
+        (appdata / folder.removeprefix("APPDATA/") if folder.startswith("APPDATA/") else home / folder).mkdir(
+            parents=True
+        )
+
+    found = detected_clients(home=home, platform=platform, environ={"APPDATA": str(appdata)})
+
+    assert found == expected
+
+
+def test_a_file_where_the_folder_should_be_is_not_a_detected_client(home: Path) -> None:
+    (home / ".gemini").write_text("not a folder")
+
+    assert detected_clients(home=home, platform="linux", environ={}) == []
+
+
+def test_command_line_prints_the_message(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    def connect_at_home(settings: Settings, client: str, *, dry_run: bool = False) -> ConnectResult:
+        return connect(settings, client, dry_run=dry_run, home=home, platform="linux", environ={})
+
+    monkeypatch.setattr(clients, "connect", connect_at_home)
+
+    code = main(["connect", "gemini", "--config", str(tmp_path / "absent.toml"), "--data-dir", str(home)])
+
+    out = capsys.readouterr().out
+    path = home / ".gemini" / "settings.json"
+    assert code == 0
+    assert f"Created {path}" in out and "Restart Gemini CLI" in out
+    assert json.loads(path.read_text(encoding="utf-8"))["mcpServers"]["tallei"]["env"] == {
+        "TALLEI_DATA_DIR": str(home)
+    }
+tests/app/test_clients.py

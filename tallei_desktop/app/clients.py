@@ -1,12 +1,15 @@
-"""``tallei-desktop connect``: put Tallei's stdio entry into an MCP client's own settings file.
+"""Client configuration: put Tallei's stdio entry into an MCP client's own settings file.
 
 Claude Desktop, Cursor, Gemini CLI and VS Code launch ``tallei-desktop mcp`` themselves, so each gets
 an entry named ``tallei`` in its JSON settings file at that client's real per-OS location. The file is
 edited as data: every other key and entry keeps its value and its place, the previous file is backed
-up beside it, the new one replaces it atomically with the same file mode, and running the command
-again with nothing to change writes nothing. A file that cannot be read as plain JSON is left exactly
-as it is. ChatGPT cannot launch local programs, so ``connect chatgpt`` only explains how it would
-reach the HTTP endpoint.
+up beside it, the new one replaces it atomically with the same file mode, and running it again with
+nothing to change writes nothing. A file that cannot be read as plain JSON is left exactly as it is.
+ChatGPT cannot launch local programs, so connecting it only explains how it would reach the HTTP
+endpoint.
+
+Nothing here prints: :func:`connect` returns a :class:`ConnectResult` that the command line prints
+and the tray app shows.
 """
 
 from __future__ import annotations
@@ -20,20 +23,20 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any, TextIO
+from typing import Any
 
 import platformdirs
 
 from tallei_desktop.app.paths import console_executable
 from tallei_desktop.config import APP_NAME, Settings
-from tallei_desktop.core.errors import InvalidInput, KnownError
+from tallei_desktop.core import InvalidInput, KnownError
 
-__all__ = ["CLIENT_NAMES", "SERVER_NAME", "ClientConfigError", "connect"]
+__all__ = ["CLIENT_NAMES", "SERVER_NAME", "ClientConfigError", "ConnectResult", "connect", "detected_clients"]
 
 #: The name of Tallei's entry in every client's list of servers.
 SERVER_NAME = "tallei"
 
-#: Environment variables this command owns inside the entry; any others there are the person's.
+#: Environment variables this module owns inside the entry; any others there are the person's.
 _MANAGED_ENV = ("TALLEI_DATA_DIR", "TALLEI_MODEL_DIR")
 #: Keys that would make a client reach the entry some other way than by launching it.
 _REMOTE_KEYS = ("url", "httpUrl", "serverUrl", "headers", "transport")
@@ -41,6 +44,24 @@ _REMOTE_KEYS = ("url", "httpUrl", "serverUrl", "headers", "transport")
 
 class ClientConfigError(KnownError):
     """A client's settings file cannot be read or written as plain JSON; it was left unchanged."""
+
+
+@dataclass(frozen=True, slots=True)
+class ConnectResult:
+    """What :func:`connect` did, or with ``dry_run`` would do.
+
+    ``path`` is the client's settings file (``None`` for ChatGPT, which has none); ``changed`` says
+    whether it was written; ``backup`` holds the previous file's bytes when it was; ``entry`` is
+    Tallei's entry as the client sees it (for ChatGPT, the URL and header to enter); ``message`` is
+    the text for the person, several lines at most.
+    """
+
+    client: str
+    path: Path | None
+    changed: bool
+    backup: Path | None
+    entry: dict[str, Any]
+    message: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,25 +87,24 @@ def connect(
     settings: Settings,
     client: str,
     *,
-    print_only: bool,
+    dry_run: bool = False,
     home: Path | None = None,
     platform: str | None = None,
     environ: Mapping[str, str] | None = None,
-    out: TextIO | None = None,
-) -> int:
-    """Add or refresh the ``tallei`` entry in ``client``'s settings file and return 0.
+) -> ConnectResult:
+    """Add or refresh the ``tallei`` entry in ``client``'s settings file.
 
-    With ``print_only`` the JSON to merge is printed and nothing is read or written. ``home``,
-    ``platform`` (a ``sys.platform`` value) and ``environ`` (``APPDATA``, ``XDG_CONFIG_HOME``) describe
-    another machine's layout; when all three are omitted, this machine's folders are used.
+    With ``dry_run`` nothing is read or written, and the message holds the JSON to merge by hand.
+    ``home``, ``platform`` (a ``sys.platform`` value) and ``environ`` (``APPDATA``,
+    ``XDG_CONFIG_HOME``) describe another machine's layout; when all three are omitted, this
+    machine's folders are used.
 
-    Raises :class:`ClientConfigError` (the command line exits with 2) when the file is not a plain
-    JSON object with an object of servers, or cannot be written; the file is then left as it was.
+    Raises :class:`InvalidInput` for an unknown client, and :class:`ClientConfigError` when the file
+    is not a plain JSON object with an object of servers, or cannot be written; the file is then
+    left as it was.
     """
-    stream = sys.stdout if out is None else out
     if client == "chatgpt":
-        _explain_chatgpt(settings, stream)
-        return 0
+        return _explain_chatgpt(settings)
     spec = _CLIENTS.get(client)
     if spec is None:
         raise InvalidInput(f"Unknown client {client!r}: choose one of {', '.join(CLIENT_NAMES)}.")
@@ -92,36 +112,45 @@ def connect(
     path = _config_file(client, _app_config_root(home, platform, environ), home or Path.home())
     entry = _entry(settings, spec)
     snippet = {spec.servers_key: {SERVER_NAME: entry}}
+    lines: list[str] = []
     if settings.passphrase:
-        print(
+        lines.append(
             f"Warning: your Tallei passphrase is not written to {path.name}; {spec.title} must have "
-            "TALLEI_PASSPHRASE in its environment to open the store.",
-            file=stream,
+            "TALLEI_PASSPHRASE in its environment to open the store."
         )
-    if print_only:
-        print(json.dumps(snippet, indent=2, ensure_ascii=False), file=stream)
-        print(
-            f"Merge this into {path}, keeping what is already there, then restart {spec.title}.", file=stream
-        )
-        return 0
+    if dry_run:
+        lines.append(json.dumps(snippet, indent=2, ensure_ascii=False))
+        lines.append(f"Merge this into {path}, keeping what is already there, then restart {spec.title}.")
+        return ConnectResult(client, path, False, None, entry, "\n".join(lines))
 
     old_bytes, document = _read(path, client, spec, snippet)
     servers = document.setdefault(spec.servers_key, {})
     before = servers.get(SERVER_NAME)
     servers[SERVER_NAME] = _merge(before, entry, spec)
     if old_bytes is not None and servers[SERVER_NAME] == before:
-        print(
-            f"{spec.title} is already connected: {path} has the current entry; nothing changed.", file=stream
-        )
-        return 0
+        lines.append(f"{spec.title} is already connected: {path} has the current entry; nothing changed.")
+        return ConnectResult(client, path, False, None, servers[SERVER_NAME], "\n".join(lines))
 
     backup = _write(path, old_bytes, document)
     verb = "Updated" if old_bytes is not None else "Created"
-    print(f"{verb} {path} with the {SERVER_NAME!r} entry.", file=stream)
+    lines.append(f"{verb} {path} with the {SERVER_NAME!r} entry.")
     if backup is not None:
-        print(f"The previous file is saved as {backup}.", file=stream)
-    print(f"Restart {spec.title} to load it.", file=stream)
-    return 0
+        lines.append(f"The previous file is saved as {backup}.")
+    lines.append(f"Restart {spec.title} to load it.")
+    return ConnectResult(client, path, True, backup, servers[SERVER_NAME], "\n".join(lines))
+
+
+def detected_clients(
+    *, home: Path | None = None, platform: str | None = None, environ: Mapping[str, str] | None = None
+) -> list[str]:
+    """The clients that can launch Tallei and seem installed here: their settings folder exists.
+
+    In :data:`CLIENT_NAMES` order; ChatGPT, which has no local settings, is never among them.
+    ``home``, ``platform`` and ``environ`` are as for :func:`connect`.
+    """
+    app_config = _app_config_root(home, platform, environ)
+    home = home or Path.home()
+    return [name for name in _CLIENTS if _app_folder(name, app_config, home).is_dir()]
 
 
 def _app_config_root(home: Path | None, platform: str | None, environ: Mapping[str, str] | None) -> Path:
@@ -142,6 +171,17 @@ def _app_config_root(home: Path | None, platform: str | None, environ: Mapping[s
         return Path(appdata) if appdata else home / "AppData" / "Roaming"
     xdg = env.get("XDG_CONFIG_HOME")
     return Path(xdg) if xdg else home / ".config"
+
+
+def _app_folder(client: str, app_config: Path, home: Path) -> Path:
+    """The folder a client creates once it has run, which holds its settings file."""
+    if client == "claude":
+        return app_config / "Claude"
+    if client == "vscode":
+        return app_config / "Code"
+    if client == "cursor":
+        return home / ".cursor"
+    return home / ".gemini"
 
 
 def _config_file(client: str, app_config: Path, home: Path) -> Path:
@@ -376,12 +416,13 @@ def _sync_folder(folder: Path) -> None:
         os.close(fd)
 
 
-def _explain_chatgpt(settings: Settings, out: TextIO) -> None:
+def _explain_chatgpt(settings: Settings) -> ConnectResult:
     host = f"[{settings.http_host}]" if ":" in settings.http_host else settings.http_host
     authority = f"{host}:{settings.http_port}"
+    url = f"http://{authority}/mcp"
     lines = [
         "ChatGPT cannot launch programs on this computer; it would use Tallei's HTTP endpoint:",
-        f"  URL:     http://{authority}/mcp",
+        f"  URL:     {url}",
         "  Header:  Authorization: Bearer <token>   (run `tallei-desktop token` to see the token)",
         "Start the endpoint with `tallei-desktop serve`, or keep the tray app running.",
         "ChatGPT's connectors run on OpenAI's servers, so they cannot reach a loopback address such as "
@@ -391,4 +432,5 @@ def _explain_chatgpt(settings: Settings, out: TextIO) -> None:
         "would have to add the Authorization header, and anyone who can reach its address could then read "
         "and change your memories.",
     ]
-    print("\n".join(lines), file=out)
+    entry: dict[str, Any] = {"url": url, "headers": {"Authorization": "Bearer <token>"}}
+    return ConnectResult("chatgpt", None, False, None, entry, "\n".join(lines))

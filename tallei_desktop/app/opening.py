@@ -1,6 +1,7 @@
-"""A MemoryService that opens on a background thread while the transport already answers.
+"""Opening a MemoryService without keeping anyone waiting, and finishing its pending work.
 
-Unlocking the store can take a while (a passphrase is stretched with scrypt, an OS keyring may ask
+``OpeningService`` opens the store on a background thread while a transport (or a window) already
+answers. Unlocking the store can take a while (a passphrase is stretched with scrypt, an OS keyring may ask
 the person to unlock it), and an MCP client gives up on a server that does not answer ``initialize``
 promptly. So the stdio server starts serving at once and each tool call waits for the store instead.
 A store that cannot be opened becomes the answer to every tool call, which the host model can pass
@@ -14,12 +15,12 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from tallei_desktop.core.errors import BugError, KnownError
+from tallei_desktop.core import BugError, KnownError
 
 if TYPE_CHECKING:
-    from tallei_desktop.core.service import MemoryService
+    from tallei_desktop.core import MemoryService
 
-__all__ = ["ModelPreload", "OpeningService"]
+__all__ = ["ModelPreload", "OpeningService", "finish_pending"]
 
 log = logging.getLogger(__name__)
 
@@ -27,8 +28,8 @@ log = logging.getLogger(__name__)
 class OpeningService:
     """Runs ``open_service`` on a daemon thread; calling the object waits for its result.
 
-    ``OpeningService(...)`` is a :data:`~tallei_desktop.mcp_server.server.ServiceSource`: call it
-    from a worker thread, never from the event loop.
+    Call it from a worker thread, never from an event loop or the Qt thread: it blocks until the
+    store is open.
     """
 
     def __init__(self, open_service: Callable[[], MemoryService]) -> None:
@@ -116,3 +117,21 @@ class ModelPreload:
             log.info("The embedding model is not loaded: %s", exc)
         except Exception:
             log.exception("Loading the embedding model failed")
+
+
+def finish_pending(service: MemoryService, timeout: float) -> int:
+    """Do the background work saves left behind (embedding, dedup, conflicts), for at most ``timeout`` s.
+
+    A short-lived process never runs the background worker long enough, so a command that reads
+    calls this first: otherwise a memory saved a moment ago from a shell would be missing from
+    searches by meaning. Nothing is loaded (not even the model) when nothing is pending.
+
+    Returns how many memories are still waiting when the time is up, 0 when everything is done.
+    The worker keeps going until the service is closed.
+    """
+    if service.status().pending_embeddings == 0:
+        return 0
+    service.start_background()
+    if service.wait_idle(timeout):
+        return 0
+    return service.status().pending_embeddings

@@ -1,0 +1,212 @@
+"""The engine's public API: everything the front-ends (CLI, MCP server, GUI, app) may use.
+
+Front-ends import from ``tallei_desktop.core`` only, never from its inner modules; a test checks it.
+
+The errors and the models are plain Python and load with the package. The rest (the service, the
+store, embeddings, keys) pulls in numpy, apsw, cryptography or keyring, so each of those names is
+imported on first use: ``from tallei_desktop.core import KnownError`` must stay as cheap for a
+starting ``tallei-desktop mcp`` as it was before this door existed.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from tallei_desktop.core.errors import (
+    BugError,
+    InvalidInput,
+    KeyUnavailable,
+    KnownError,
+    ModelUnavailable,
+    NotFound,
+    StoreBusy,
+    StoreDamaged,
+    StoreUnavailable,
+    TalleiError,
+    WrongKey,
+)
+from tallei_desktop.core.models import (
+    MAX_CONTENT_BYTES,
+    Bucket,
+    ChangeBatch,
+    ChangeEvent,
+    Confidence,
+    Conflict,
+    ConflictResolution,
+    ConflictStatus,
+    EventKind,
+    Memory,
+    MemoryFilter,
+    MemoryHistory,
+    MemoryPage,
+    MemoryStatus,
+    MemoryType,
+    PlatformUsage,
+    Provenance,
+    RecallItem,
+    RecallMode,
+    RecallResult,
+    SaveResult,
+    SearchHit,
+    SortKey,
+    StoreStatus,
+    bucket_for,
+    confidence_for,
+)
+
+if TYPE_CHECKING:
+    from tallei_desktop.core.backup import (
+        BackupInfo,
+        RestoreResult,
+        backups_dir,
+        list_backups,
+        newest_backup,
+        restore_backup,
+    )
+    from tallei_desktop.core.embeddings import (
+        DEFAULT_MODEL,
+        DIM,
+        Embedder,
+        FastEmbedEmbedder,
+        FloatArray,
+        ModelState,
+        ModelStatus,
+        NullEmbedder,
+    )
+    from tallei_desktop.core.keys import (
+        KEY_FILE_NAME,
+        KEYRING_SERVICE,
+        TOKEN_SECRET,
+        KeyMethod,
+        SecretStore,
+        StoreKey,
+        random_token,
+    )
+    from tallei_desktop.core.retrieval import Budgets
+    from tallei_desktop.core.service import Clock, MemoryService
+    from tallei_desktop.core.store.database import Database
+    from tallei_desktop.core.transfer import (
+        ImportReport,
+        decode_export,
+        encode_export,
+        is_encrypted,
+        write_new_file,
+    )
+
+__all__ = [
+    "DEFAULT_MODEL",
+    "DIM",
+    "KEYRING_SERVICE",
+    "KEY_FILE_NAME",
+    "MAX_CONTENT_BYTES",
+    "TOKEN_SECRET",
+    "BackupInfo",
+    "Bucket",
+    "Budgets",
+    "BugError",
+    "ChangeBatch",
+    "ChangeEvent",
+    "Clock",
+    "Confidence",
+    "Conflict",
+    "ConflictResolution",
+    "ConflictStatus",
+    "Database",
+    "Embedder",
+    "EventKind",
+    "FastEmbedEmbedder",
+    "FloatArray",
+    "ImportReport",
+    "InvalidInput",
+    "KeyMethod",
+    "KeyUnavailable",
+    "KnownError",
+    "Memory",
+    "MemoryFilter",
+    "MemoryHistory",
+    "MemoryPage",
+    "MemoryService",
+    "MemoryStatus",
+    "MemoryType",
+    "ModelState",
+    "ModelStatus",
+    "ModelUnavailable",
+    "NotFound",
+    "NullEmbedder",
+    "PlatformUsage",
+    "Provenance",
+    "RecallItem",
+    "RecallMode",
+    "RecallResult",
+    "RestoreResult",
+    "SaveResult",
+    "SearchHit",
+    "SecretStore",
+    "SortKey",
+    "StoreBusy",
+    "StoreDamaged",
+    "StoreKey",
+    "StoreStatus",
+    "StoreUnavailable",
+    "TalleiError",
+    "WrongKey",
+    "backups_dir",
+    "bucket_for",
+    "confidence_for",
+    "decode_export",
+    "encode_export",
+    "is_encrypted",
+    "list_backups",
+    "newest_backup",
+    "random_token",
+    "restore_backup",
+    "write_new_file",
+]
+
+#: The names loaded on first use, and the inner module each comes from.
+_LAZY: dict[str, str] = {
+    "DEFAULT_MODEL": "embeddings",
+    "DIM": "embeddings",
+    "Embedder": "embeddings",
+    "FastEmbedEmbedder": "embeddings",
+    "FloatArray": "embeddings",
+    "ModelState": "embeddings",
+    "ModelStatus": "embeddings",
+    "NullEmbedder": "embeddings",
+    "KEYRING_SERVICE": "keys",
+    "KEY_FILE_NAME": "keys",
+    "TOKEN_SECRET": "keys",
+    "KeyMethod": "keys",
+    "SecretStore": "keys",
+    "StoreKey": "keys",
+    "random_token": "keys",
+    "Budgets": "retrieval",
+    "Clock": "service",
+    "MemoryService": "service",
+    "Database": "store.database",
+    "BackupInfo": "backup",
+    "RestoreResult": "backup",
+    "backups_dir": "backup",
+    "list_backups": "backup",
+    "newest_backup": "backup",
+    "restore_backup": "backup",
+    "ImportReport": "transfer",
+    "decode_export": "transfer",
+    "encode_export": "transfer",
+    "is_encrypted": "transfer",
+    "write_new_file": "transfer",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))

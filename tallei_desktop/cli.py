@@ -29,6 +29,7 @@ from tallei_desktop.core import (
     KnownError,
     Memory,
     MemoryType,
+    StoreDamaged,
     WrongKey,
 )
 
@@ -147,6 +148,7 @@ def _add_transfer_commands(sub: Any) -> None:
     rs.add_argument(
         "target", nargs="?", metavar="FILE|ID", help="a backup file, or the id of a forgotten memory"
     )
+    rs.add_argument("--yes", action="store_true", help="replace the store from a backup without asking")
 
 
 def _add_global_options(parser: argparse.ArgumentParser, *, in_command: bool) -> None:
@@ -464,6 +466,17 @@ def _import(service: MemoryService, args: argparse.Namespace, settings: Settings
         f"imported {args.file}: {report.added} added, {report.confirmed} confirmed, {report.skipped} skipped; "
         f"conflicts: {report.conflicts_added} added, {report.conflicts_skipped} skipped"
     )
+    if report.added:
+        # New memories still need their embeddings and the duplicate and conflict checks.
+        from tallei_desktop.app.opening import finish_pending
+
+        left = finish_pending(service, PENDING_WAIT_S)
+        if left:
+            print(
+                f"{left} imported memories are still to be indexed and checked for duplicates and "
+                "conflicts; the tray app or the next assistant to start will finish that.",
+                file=sys.stderr,
+            )
     return 0
 
 
@@ -483,8 +496,20 @@ def _cmd_restore(args: argparse.Namespace, settings: Settings) -> int:
     if target is not None and _MEMORY_ID.match(target.strip().lower()) and not Path(target).exists():
         args.id = target
         return _with_service(_by_id("restore"))(args, settings)
-    key = build_secrets(settings).store_key(create=False)
     backup = Path(target) if target is not None else None
+    if not args.yes:
+        what = str(backup) if backup is not None else "the newest backup"
+        question = f"Replace the whole memory store with {what}? (the current file is kept beside it)"
+        if not sys.stdin.isatty():
+            print(
+                f"tallei-desktop: restore replaces the whole store with {what}; add --yes to confirm.",
+                file=sys.stderr,
+            )
+            return 2
+        if input(f"{question} [y/N] ").strip().lower() not in {"y", "yes"}:
+            print("Nothing restored.")
+            return 1
+    key = build_secrets(settings).store_key(create=False)
     result = restore_backup(settings.db_path, key.key, backup, key_source=key.source, now=datetime.now(UTC))
     print(f"restored {result.restored_from} to {settings.db_path}")
     if result.replaced is not None:
@@ -541,11 +566,13 @@ def _configure_logging(verbose: bool) -> None:
 
 
 def _advice(exc: KnownError) -> str:
-    """What a person at the command line can do about a key problem (the core only describes it)."""
+    """What a person at the command line can do about a key or store problem (the core only describes it)."""
     if isinstance(exc, WrongKey):
         return " Set TALLEI_PASSPHRASE to the passphrase this store was created with, then try again."
     if isinstance(exc, KeyUnavailable):
         return " If the store key is guarded by a passphrase, set TALLEI_PASSPHRASE to it, then try again."
+    if isinstance(exc, StoreDamaged):
+        return " `tallei-desktop restore` puts the newest backup back (the damaged file is kept)."
     return ""
 
 

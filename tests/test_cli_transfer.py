@@ -62,6 +62,24 @@ def test_export_then_import_into_another_store_and_again(env: dict[str, str], tm
     assert "hopper" in run(other, "list").stdout
 
 
+def test_import_finishes_the_conflict_checks_before_it_returns(env: dict[str, str], tmp_path: Path) -> None:
+    other = {**env, "TALLEI_DATA_DIR": str(tmp_path / "other")}
+    assert run(other, "save", "I prefer spaces for indentation", "--platform", "chatgpt").returncode == 0
+    assert run(other, "list").returncode == 0  # a read command: the save is embedded and checked
+    assert run(env, "save", "I prefer tabs for indentation", "--platform", "claude").returncode == 0
+    out = tmp_path / "tabs.json"
+    assert run(env, "export", "--plain", "--out", str(out)).returncode == 0
+
+    imported = run(other, "import", str(out))
+    assert imported.returncode == 0 and "1 added" in imported.stdout, imported.stderr
+    # export runs no background work of its own, so what it shows is what import left behind.
+    after = tmp_path / "after.json"
+    assert run(other, "export", "--plain", "--out", str(after)).returncode == 0
+    document = json.loads(after.read_text(encoding="utf-8"))
+    [conflict] = document["conflicts"]
+    assert conflict["status"] == "open"
+
+
 def test_plain_export_is_readable_json_and_never_overwritten_without_force(
     env: dict[str, str], tmp_path: Path
 ) -> None:
@@ -127,17 +145,31 @@ def test_backup_then_restore_refused_while_served_then_done(env: dict[str, str],
                 "clientInfo": {"name": "test", "version": "1"},
             },
         }
-        server.stdin.write((json.dumps(init) + "\n").encode())
+        initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+        # A tool call is answered only once the store is open (initialize may come first).
+        status = {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "memory_status", "arguments": {}},
+        }
+        for message in (init, initialized, status):
+            server.stdin.write((json.dumps(message) + "\n").encode())
         server.stdin.flush()
-        assert b'"result"' in server.stdout.readline()
-        assert "open in another program" in one_line_error(run(env, "restore"))
+        answers = [json.loads(server.stdout.readline()) for _ in range(2)]
+        assert [a.get("id") for a in answers] == [1, 2] and "result" in answers[1]
+        assert "open in another program" in one_line_error(run(env, "restore", "--yes"))
     finally:
         assert server.stdin is not None and server.stdout is not None
         server.stdin.close()
         server.wait(timeout=60)
         server.stdout.close()
 
-    restored = run(env, "restore")
+    unconfirmed = run(env, "restore")
+    assert unconfirmed.returncode == 2 and "--yes" in one_line_error(unconfirmed)
+    assert "After the backup" in run(env, "list").stdout  # nothing replaced
+
+    restored = run(env, "restore", "--yes")
     assert restored.returncode == 0, restored.stderr
     assert str(backup) in restored.stdout and "tallei.db.replaced-" in restored.stdout
     listed = run(env, "list").stdout

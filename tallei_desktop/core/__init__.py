@@ -27,6 +27,7 @@ from tallei_desktop.core.errors import (
     WrongKey,
 )
 from tallei_desktop.core.models import (
+    CHOSEN_RESOLUTIONS,
     MAX_CONTENT_BYTES,
     Bucket,
     ChangeBatch,
@@ -95,6 +96,7 @@ if TYPE_CHECKING:
     )
 
 __all__ = [
+    "CHOSEN_RESOLUTIONS",
     "DEFAULT_MODEL",
     "DIM",
     "KEYRING_SERVICE",

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 __all__ = [
+    "CHOSEN_RESOLUTIONS",
     "MAX_CONTENT_BYTES",
     "Bucket",
     "ChangeBatch",
@@ -191,6 +192,17 @@ class ConflictResolution(enum.StrEnum):
     KEEP_SECOND = "keep_second"  # keep memory_b, soft-delete memory_a
     KEEP_BOTH = "keep_both"
     REPLACE = "replace"  # both replaced by one edited memory
+    # Not a choice: the store settles a conflict this way when one of its memories is forgotten.
+    FORGOTTEN = "forgotten"
+
+
+#: The resolutions a person (or an assistant) can choose.
+CHOSEN_RESOLUTIONS: tuple[ConflictResolution, ...] = (
+    ConflictResolution.KEEP_FIRST,
+    ConflictResolution.KEEP_SECOND,
+    ConflictResolution.KEEP_BOTH,
+    ConflictResolution.REPLACE,
+)
 
 
 @dataclass(frozen=True, slots=True)

@@ -30,6 +30,7 @@ from tallei_desktop.core.classify import classify
 from tallei_desktop.core.embeddings import Embedder, ModelState, ModelStatus
 from tallei_desktop.core.errors import InvalidInput, KnownError, ModelUnavailable, StoreUnavailable
 from tallei_desktop.core.models import (
+    CHOSEN_RESOLUTIONS,
     Bucket,
     ChangeBatch,
     Conflict,
@@ -399,11 +400,10 @@ class MemoryService:
     ) -> Conflict:
         """Settle a conflict: keep one side, keep both, or replace both with ``content``."""
         cid = v.clean_id(conflict_id, "conflict")
-        try:
-            how = ConflictResolution(str(resolution))
-        except ValueError:
-            names = ", ".join(r.value for r in ConflictResolution)
-            raise InvalidInput(f"Unknown resolution {str(resolution)[:40]!r}; use one of: {names}.") from None
+        how = next((r for r in CHOSEN_RESOLUTIONS if r.value == str(resolution)), None)
+        if how is None:
+            names = ", ".join(r.value for r in CHOSEN_RESOLUTIONS)
+            raise InvalidInput(f"Unknown resolution {str(resolution)[:40]!r}; use one of: {names}.")
         text = v.clean_content(content) if how is ConflictResolution.REPLACE else None
         if content is not None and how is not ConflictResolution.REPLACE:
             raise InvalidInput("Only the 'replace' resolution takes new content.")

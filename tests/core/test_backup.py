@@ -198,7 +198,7 @@ def _flip(path: Path, offset: int) -> None:
     path.write_bytes(bytes(data))
 
 
-def test_damaged_page_names_the_newest_backup_and_the_restore_command(
+def test_damaged_page_names_the_newest_backup(
     make_service: ServiceFactory, tmp_path: Path
 ) -> None:
     path = _damaged_store(make_service, with_backup=True)
@@ -209,13 +209,13 @@ def test_damaged_page_names_the_newest_backup_and_the_restore_command(
         service.list(limit=500)
         service.search("padded words")
     message = str(caught.value)
-    assert str(newest) in message and "tallei-desktop restore" in message and "\n" not in message
+    assert str(newest) in message and "restore it" in message and "\n" not in message
 
 
 def test_damaged_first_page_is_told_apart_from_a_wrong_key(make_service: ServiceFactory) -> None:
     path = _damaged_store(make_service, with_backup=True)
     _flip(path, 200)
-    with pytest.raises(StoreDamaged, match="tallei-desktop restore"):
+    with pytest.raises(StoreDamaged, match="restore it"):
         make_service()
     with pytest.raises(WrongKey):  # a wrong key is still a wrong key
         Database(path, bytes(32), key_source="other key")

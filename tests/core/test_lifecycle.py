@@ -7,7 +7,7 @@ import pytest
 from tallei_desktop.core.conflicts import distinctive_tokens, is_duplicate, subject_words
 from tallei_desktop.core.embeddings import FastEmbedEmbedder
 from tallei_desktop.core.errors import InvalidInput, NotFound
-from tallei_desktop.core.models import MemoryStatus
+from tallei_desktop.core.models import ConflictResolution, MemoryStatus
 from tallei_desktop.core.service import MemoryService
 from tests.core.conftest import ServiceFactory
 
@@ -137,6 +137,20 @@ def test_forgetting_one_side_closes_its_conflict(svc: MemoryService) -> None:
     assert len(svc.conflicts()) == 1
     svc.forget(a)
     assert not svc.conflicts()
+    [closed] = svc.conflicts(include_resolved=True)
+    assert closed.resolution is ConflictResolution.FORGOTTEN
+    assert [c.resolution for c in svc.history(a).conflicts] == [ConflictResolution.FORGOTTEN]
+
+
+def test_forgotten_is_not_a_resolution_anyone_can_choose(svc: MemoryService) -> None:
+    svc.save("I prefer vim keybindings", platform="cursor")
+    svc.save("I prefer emacs keybindings", platform="claude")
+    svc.drain()
+    [conflict] = svc.conflicts()
+    with pytest.raises(InvalidInput, match="keep_first, keep_second, keep_both, replace") as info:
+        svc.resolve_conflict(conflict.id, "forgotten")
+    assert "\n" not in str(info.value)
+    assert [c.id for c in svc.conflicts()] == [conflict.id]
 
 
 def test_text_helpers() -> None:

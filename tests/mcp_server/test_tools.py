@@ -11,7 +11,12 @@ from mcp.client import Client
 
 from tallei_desktop.app.opening import OpeningService
 from tallei_desktop.core.errors import KeyUnavailable
-from tallei_desktop.core.models import Bucket, ConflictResolution, MemoryStatus, MemoryType
+from tallei_desktop.core.models import (
+    CHOSEN_RESOLUTIONS,
+    Bucket,
+    MemoryStatus,
+    MemoryType,
+)
 from tallei_desktop.core.service import MemoryService
 from tallei_desktop.mcp_server.schemas import BucketName, MemoryTypeName, ResolutionName, StatusName
 from tallei_desktop.mcp_server.server import INSTRUCTIONS, TalleiServer, build_server
@@ -84,7 +89,7 @@ async def test_input_schemas_carry_the_limits(server: TalleiServer) -> None:
 def test_wire_names_match_the_core_enums() -> None:
     assert set(get_args(MemoryTypeName)) == {t.value for t in MemoryType}
     assert set(get_args(BucketName)) == {b.value for b in Bucket}
-    assert set(get_args(ResolutionName)) == {r.value for r in ConflictResolution}
+    assert set(get_args(ResolutionName)) == {r.value for r in CHOSEN_RESOLUTIONS}
     assert set(get_args(StatusName)) == {s.value for s in MemoryStatus}
 
 

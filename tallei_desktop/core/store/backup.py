@@ -78,7 +78,7 @@ def damaged_store_error(db_path: Path, detail: str) -> StoreDamaged:
     """The error for a store file that fails the cipher's page check, naming the way back."""
     newest = newest_backup(backups_dir(db_path))
     if newest is not None:
-        advice = f"Restore the newest backup, {newest}, with `tallei-desktop restore`."
+        advice = f"The newest backup is {newest}; restore it."
     else:
         advice = f"There is no backup in {backups_dir(db_path)}; move the file away and import an export."
     return StoreDamaged(f"The memory store at {db_path} is damaged ({detail}). {advice}")

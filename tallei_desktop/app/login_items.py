@@ -6,8 +6,9 @@
 
 :func:`apply_start_at_login` writes or removes the one for this system, and is what the
 ``start_at_login`` setting calls. Each piece also takes its folder (or registry key) as an argument,
-so every system's files can be written and checked anywhere. Writing may raise :class:`OSError`
-(a read-only home, a locked registry); nothing is half written, because files are replaced whole.
+so every system's files can be written and checked anywhere. The pieces raise :class:`OSError` (a
+read-only home, a locked registry), which :func:`apply_start_at_login` turns into a
+:class:`KnownError` naming the place; nothing is half written, because files are replaced whole.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from pathlib import Path
 from typing import Protocol
 
 from tallei_desktop.app.paths import windowed_executable
+from tallei_desktop.core import KnownError
 
 __all__ = [
     "AGENT_LABEL",
@@ -221,11 +223,33 @@ def apply_start_at_login(
 
     ``command`` defaults to :func:`login_command`; ``platform`` to ``sys.platform``; ``home`` to the
     person's home folder (for the LaunchAgent); ``config_home`` to the XDG config folder (for the
-    autostart entry); ``run_key`` to the real registry key on Windows. Raises :class:`OSError` when
-    the entry cannot be written or removed.
+    autostart entry); ``run_key`` to the real registry key on Windows. Raises :class:`KnownError`
+    when the entry cannot be written or removed, and then changes nothing.
     """
     system = platform or sys.platform
     cmd = list(command) if command is not None else login_command()
+    try:
+        return _apply(enabled, cmd, system, home, config_home, run_key)
+    except OSError as exc:
+        where = (
+            f"the registry ({RUN_KEY})"
+            if system.startswith("win")
+            else ("~/Library/LaunchAgents" if system == "darwin" else "the autostart folder")
+        )
+        raise KnownError(
+            f"Cannot change whether Tallei starts at login in {where}: {exc.strerror or exc}. "
+            "Check that it can be written, then try again."
+        ) from None
+
+
+def _apply(
+    enabled: bool,
+    cmd: list[str],
+    system: str,
+    home: Path | None,
+    config_home: Path | None,
+    run_key: RunKey | None,
+) -> str:
     if system.startswith("win"):
         key = run_key or _WindowsRunKey()
         if enabled:

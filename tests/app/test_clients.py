@@ -656,4 +656,3 @@ def test_command_line_prints_the_message(
     assert json.loads(path.read_text(encoding="utf-8"))["mcpServers"]["tallei"]["env"] == {
         "TALLEI_DATA_DIR": str(home)
     }
-tests/app/test_clients.py

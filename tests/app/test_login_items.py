@@ -16,6 +16,7 @@ from tallei_desktop.app.login_items import (
     login_command,
     run_value,
 )
+from tallei_desktop.core import KnownError
 
 COMMAND = ["/opt/Tallei desktop/Tallei"]
 
@@ -173,7 +174,7 @@ def test_an_unwritable_folder_raises_and_leaves_nothing(tmp_path: Path) -> None:
     blocker = tmp_path / "config"
     blocker.write_text("a file where the folder should be", encoding="utf-8")
 
-    with pytest.raises(OSError):
+    with pytest.raises(KnownError, match="Cannot change whether Tallei starts at login"):
         apply_start_at_login(True, command=COMMAND, platform="linux", config_home=blocker)
     assert blocker.read_text(encoding="utf-8") == "a file where the folder should be"
 

@@ -17,7 +17,13 @@ def _main() -> int:
     from tallei_desktop.cli import main
 
     args = sys.argv[1:]
-    if Path(sys.executable).stem == WINDOWED_NAME:
+    windowed = Path(sys.executable).stem == WINDOWED_NAME
+    if windowed or not args or args[0] == "gui":
+        # Once Qt is loaded, shiboken inspects every newly imported module; in a bundle, where no
+        # source is at hand, that re-enters pydantic's lazy attributes halfway through their import
+        # and fails. Importing the HTTP endpoint's stack first keeps those imports out of its way.
+        import tallei_desktop.mcp_server.http_endpoint  # noqa: F401
+    if windowed:
         # A windowed Windows program has no standard streams; give writes somewhere to go.
         if sys.stdout is None:
             sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - lives as long as the process

@@ -105,6 +105,7 @@ run_gui() {
   done
   grep -q "Tallei is running" "$log" || fail "the tray app never said it was running: $(cat "$log")"
   ready="$(date +%s.%N)"
+  [[ -z "${while_up:-}" ]] || $while_up
   kill -TERM "$gui_pid"
   local status=0
   wait "$gui_pid" || status=$?
@@ -114,7 +115,12 @@ run_gui() {
   ready_s="$("$python" -c "print(f'{$ready - $started:.2f}')")"
 }
 
-run_gui "$work/gui-offscreen.log" env QT_QPA_PLATFORM=offscreen
+check_http() {
+  local token
+  token="$("$cli" token | tail -n 1 | awk '{print $NF}')"
+  "$python" "$root/packaging/smoke_client.py" "$cli" --http "$TALLEI_HTTP_PORT" "$token"
+}
+while_up=check_http run_gui "$work/gui-offscreen.log" env QT_QPA_PLATFORM=offscreen
 seconds="$ready_s"
 ok "tray app offscreen: ready in ${seconds} s, exit 0 on SIGTERM"
 x11=""

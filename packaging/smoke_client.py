@@ -124,6 +124,52 @@ def check(executable: str) -> None:
     assert server.close() == 0, "the server did not exit 0 at the end of its input"
 
 
+def check_http(port: int, token: str) -> None:
+    """The tray app's Streamable HTTP endpoint: initialize, tools/list and a save, with the bearer token."""
+    import urllib.request
+
+    url = f"http://127.0.0.1:{port}/mcp"
+    session: str | None = None
+
+    def post(message: dict[str, Any]) -> str:
+        nonlocal session
+        headers = {
+            "Authorization": f"Bearer {token}",
+            "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream",
+            "MCP-Protocol-Version": "2025-06-18",
+        }
+        if session:
+            headers["Mcp-Session-Id"] = session
+        request = urllib.request.Request(
+            url, data=json.dumps({"jsonrpc": "2.0", **message}).encode(), headers=headers
+        )
+        with urllib.request.urlopen(request, timeout=TIMEOUT_S) as response:
+            session = response.headers.get("Mcp-Session-Id") or session
+            return str(response.read().decode())
+
+    def result(text: str) -> dict[str, Any]:
+        data = [line[5:] for line in text.splitlines() if line.startswith("data:")] or [text]
+        answer: dict[str, Any] = json.loads(data[-1])
+        if "error" in answer:
+            raise SystemExit(f"smoke: HTTP answer is an error: {answer}")
+        return dict(answer["result"])
+
+    params = {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "chatgpt", "version": "1"},
+    }
+    result(post({"id": 1, "method": "initialize", "params": params}))
+    post({"method": "notifications/initialized"})
+    tools = {tool["name"] for tool in result(post({"id": 2, "method": "tools/list"}))["tools"]}
+    assert tools == TOOLS, f"tools/list over HTTP: {sorted(tools)}"
+    call = {"name": "save_memory", "arguments": {"content": "I drink green tea in the afternoon"}}
+    saved = result(post({"id": 3, "method": "tools/call", "params": call}))
+    assert not saved.get("isError") and saved["structuredContent"]["platform"] == "chatgpt", saved
+    print(f"smoke: ok: the tray app's HTTP endpoint answers initialize, tools/list and save_memory on {url}")
+
+
 def cold_starts(executable: str, runs: int) -> list[float]:
     times = []
     for _ in range(runs):
@@ -139,7 +185,11 @@ def main() -> int:
     parser.add_argument("executable")
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--http", nargs=2, metavar=("PORT", "TOKEN"), help="only check a running tray app")
     args = parser.parse_args()
+    if args.http:
+        check_http(int(args.http[0]), args.http[1])
+        return 0
     check(args.executable)
     times = cold_starts(args.executable, args.runs)
     median = statistics.median(times)

@@ -110,6 +110,10 @@ def check(executable: str) -> None:
     tools = {tool["name"] for tool in server.request("tools/list")["tools"]}
     assert tools == TOOLS, f"tools/list: {sorted(tools)}"
     print(f"smoke: ok: initialize ({info['serverInfo']['name']}) and tools/list ({len(tools)} tools)")
+    maps = Path(f"/proc/{server.proc.pid}/maps")
+    if maps.exists():  # Linux: what the process has loaded
+        assert "libQt6Core" not in maps.read_text(), "the mcp server loaded Qt"
+        print("smoke: ok: the mcp server runs without loading Qt")
 
     saved = server.tool("save_memory", {"content": "My sister Ana lives in Lisbon and teaches piano"})
     deadline = time.monotonic() + TIMEOUT_S

@@ -36,14 +36,20 @@ def folder_stats(folder: Path) -> tuple[int, int]:
     return size, files
 
 
-def add_linux_desktop_files(app: Path) -> None:
+def render_icons(folder: Path) -> None:
+    """The hicolor icons, rendered once per build: the spec takes the executables' icon from them."""
     sys.path.insert(0, str(HERE))
     from render_icons import render
 
+    shutil.rmtree(folder, ignore_errors=True)
+    render(folder)
+
+
+def add_linux_desktop_files(app: Path, icons: Path) -> None:
     applications = app / "share" / "applications"
     applications.mkdir(parents=True, exist_ok=True)
     shutil.copy2(ROOT / "resources" / f"{NAME}.desktop", applications)
-    render(app / "share" / "icons")
+    shutil.copytree(icons, app / "share" / "icons", dirs_exist_ok=True)
     for script in ("install.sh", "uninstall.sh"):
         shutil.copy2(HERE / "linux" / script, app / script)
     validator = shutil.which("desktop-file-validate")
@@ -77,6 +83,8 @@ def main(argv: list[str] | None = None) -> int:
         env["TALLEI_BUNDLE_MODEL_DIR"] = str(args.model_dir.resolve())
 
     started = time.monotonic()
+    icons = ROOT / "build" / "icons"
+    render_icons(icons)
     command = [
         sys.executable,
         "-m",
@@ -93,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
     subprocess.run(command, cwd=ROOT, env=env, check=True)
     app = args.dist / NAME
     if sys.platform.startswith("linux"):
-        add_linux_desktop_files(app)
+        add_linux_desktop_files(app, icons)
     seconds = time.monotonic() - started
 
     size, files = folder_stats(app)

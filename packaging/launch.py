@@ -18,7 +18,7 @@ def _main() -> int:
 
     args = sys.argv[1:]
     windowed = Path(sys.executable).stem == WINDOWED_NAME
-    if windowed or not args or args[0] == "gui":
+    if windowed or not args or "gui" in args:
         # Once Qt is loaded, shiboken inspects every newly imported module; in a bundle, where no
         # source is at hand, that re-enters pydantic's lazy attributes halfway through their import
         # and fails. Importing the HTTP endpoint's stack first keeps those imports out of its way.

@@ -1,8 +1,8 @@
 """The entry point of both bundle executables.
 
 ``tallei-desktop`` is the command line (and what MCP clients launch); the windowed ``Tallei`` starts
-the tray app when given no command. They share one Python archive, so the program tells them apart
-by the name it was started as.
+the tray app when given no command. Both are built from this one script, so the program tells them
+apart by the name it was started as.
 """
 
 from __future__ import annotations

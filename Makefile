@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test lint bench bench-mcp bench-listing bench-quality bench-transfer bench-gui screenshots clean
+.PHONY: run test lint bench bench-mcp bench-listing bench-quality bench-transfer bench-gui screenshots package smoke clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -45,5 +45,18 @@ bench-quality: $(STAMP)
 bench-transfer: $(STAMP)
 	$(BIN)/python bench/bench_transfer.py $(BENCH_ARGS)
 
+# The installable one-folder app in dist/tallei-desktop; MODEL_DIR=<folder> bundles a local model.
+BUILD_STAMP := $(VENV)/.build-installed
+$(BUILD_STAMP): $(STAMP) pyproject.toml
+	$(BIN)/python -m pip install --quiet -e '.[dev,build]'
+	touch $(BUILD_STAMP)
+
+package: $(BUILD_STAMP)
+	nice -n 5 $(BIN)/python packaging/build.py $(if $(MODEL_DIR),--model-dir '$(MODEL_DIR)')
+
+# Checks the built app as a person would run it (builds it first when dist/ has none).
+smoke: $(BUILD_STAMP)
+	packaging/smoke.sh
+
 clean:
-	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache
+	rm -rf $(VENV) .mypy_cache .ruff_cache .pytest_cache build dist

@@ -173,7 +173,18 @@ def load_settings(
     settings = Settings(**values)  # type: ignore[arg-type]
     if settings.model_cache_dir is None:
         settings = replace(settings, model_cache_dir=Path(dirs.user_cache_dir) / "models")
-    return settings
+    return _with_bundled_model(settings)
+
+
+def _with_bundled_model(settings: Settings) -> Settings:
+    """Use the model built into an offline bundle when no folder was chosen and it is the one asked for."""
+    from tallei_desktop.app.paths import bundled_model_dir
+
+    default_name = next(f.default for f in fields(Settings) if f.name == "model_name")
+    if settings.model_dir is not None or settings.model_name != default_name:
+        return settings
+    bundled = bundled_model_dir()
+    return settings if bundled is None else replace(settings, model_dir=bundled)
 
 
 def save_settings(changes: Mapping[str, object], *, config_path: Path | None = None) -> Path:

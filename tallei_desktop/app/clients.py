@@ -27,6 +27,7 @@ from typing import Any
 
 import platformdirs
 
+from tallei_desktop.app.paths import console_executable
 from tallei_desktop.config import APP_NAME, Settings
 from tallei_desktop.core import InvalidInput, KnownError
 
@@ -196,8 +197,9 @@ def _config_file(client: str, app_config: Path, home: Path) -> Path:
 
 def _launcher() -> list[str]:
     """The absolute command line that starts this installation's stdio server."""
-    if getattr(sys, "frozen", False):  # a bundled build is itself the program
-        return [sys.executable, "mcp"]
+    console = console_executable()
+    if console is not None:  # a bundle: its console executable, even when the windowed one runs this
+        return [str(console), "mcp"]
     # Not resolved: a virtualenv's python is a symlink, and the console script sits beside the link.
     python = Path(sys.executable).absolute()
     name = "tallei-desktop.exe" if os.name == "nt" else "tallei-desktop"

@@ -555,16 +555,21 @@ def test_console_script_is_used_only_when_it_can_run(
     assert (entry["command"] == str(script)) is uses_script
 
 
-def test_bundled_build_launches_itself(
-    home: Path, settings: Settings, monkeypatch: pytest.MonkeyPatch, script: Path
+@pytest.mark.parametrize("running", ["tallei-desktop", "Tallei"], ids=["console", "windowed"])
+def test_bundled_build_launches_its_own_console_executable(
+    running: str, home: Path, settings: Settings, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
+    # A bundle holds both executables side by side; a client needs the console one, which has stdio.
+    bundle = tmp_path / "Tallei desktop"
+    console = bundle / ("tallei-desktop.exe" if sys.platform == "win32" else "tallei-desktop")
     monkeypatch.setattr(sys, "frozen", True, raising=False)
+    monkeypatch.setattr(sys, "_MEIPASS", str(bundle / "_internal"), raising=False)
+    monkeypatch.setattr(sys, "executable", str(bundle / running))
 
     run(settings, "cursor", home)
 
     entry = json.loads((home / ".cursor" / "mcp.json").read_text(encoding="utf-8"))["mcpServers"]["tallei"]
-    assert entry == {"command": sys.executable, "args": ["mcp"]}
-    assert entry["command"] != str(script)
+    assert entry == {"command": str(console), "args": ["mcp"]}
 
 
 def test_result_names_the_file_the_backup_and_the_entry_written(home: Path, settings: Settings) -> None:

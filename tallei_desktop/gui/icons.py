@@ -3,22 +3,18 @@
 from __future__ import annotations
 
 import enum
-from pathlib import Path
 
 from PySide6.QtGui import QGuiApplication, QIcon, QPalette
 
-__all__ = ["TrayState", "app_icon", "resources_dir", "tray_icon"]
+from tallei_desktop.app.paths import resources_dir
+
+__all__ = ["TrayState", "app_icon", "tray_icon"]
 
 
 class TrayState(enum.Enum):
     NORMAL = "normal"
     CONFLICTS = "conflicts"
     PAUSED = "paused"
-
-
-def resources_dir() -> Path:
-    """The folder holding the icons (``resources/`` at the top of the source tree)."""
-    return Path(__file__).resolve().parents[2] / "resources"
 
 
 def _icon(name: str) -> QIcon:

@@ -94,20 +94,20 @@ def test_start_at_login_adds_and_removes_the_autostart_entry(
     qtbot: QtBot, tmp_path: Path, backend: Backend, ops: Ops
 ) -> None:
     config = tmp_path / "config.toml"
-    folder = tmp_path / "autostart"
+    folder = tmp_path / "xdg" / "autostart"
     page = SettingsPage(
         _settings(tmp_path),
         backend,
         ops,
         save=lambda changes: save_settings(changes, config_path=config),
-        autostart_dir=folder,
+        config_home=tmp_path / "xdg",
     )
     qtbot.addWidget(page)
     page.start_at_login.setChecked(True)
     with qtbot.waitSignal(page.saved, timeout=WAIT_MS):
         page.save_button.click()
     entry = (folder / "tallei-desktop.desktop").read_text(encoding="utf-8")
-    assert "-m tallei_desktop gui" in entry and entry.startswith("[Desktop Entry]")
+    assert entry.startswith("[Desktop Entry]") and "tallei_desktop gui" in entry
     assert load_settings(environ={}, config_path=config).start_at_login
     page.start_at_login.setChecked(False)
     with qtbot.waitSignal(page.saved, timeout=WAIT_MS):

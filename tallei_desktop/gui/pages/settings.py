@@ -28,6 +28,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from tallei_desktop.app.login_items import apply_start_at_login
 from tallei_desktop.config import Settings, save_settings
 from tallei_desktop.core import (
     BackupInfo,
@@ -39,7 +40,6 @@ from tallei_desktop.core import (
     backups_dir,
     list_backups,
 )
-from tallei_desktop.gui import autostart
 from tallei_desktop.gui.backend import Backend
 from tallei_desktop.gui.ops import Ops
 
@@ -112,7 +112,7 @@ class SettingsPage(QWidget):
         *,
         secrets: SecretStore | None = None,
         save: Callable[[dict[str, object]], object] = save_settings,
-        autostart_dir: Path | None = None,
+        config_home: Path | None = None,
         parent: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
@@ -120,7 +120,7 @@ class SettingsPage(QWidget):
         self._ops = ops
         self._secrets = secrets
         self._save = save
-        self._autostart_dir = autostart_dir
+        self._config_home = config_home  # the XDG config folder, for the autostart entry
         self._settings = settings
 
         store = QGroupBox("Your memories", self)
@@ -186,7 +186,6 @@ class SettingsPage(QWidget):
         self.notify_conflicts.setChecked(settings.notify_conflicts)
         self.start_at_login = QCheckBox("Start Tallei when I &log in", prefs)
         self.start_at_login.setChecked(settings.start_at_login)
-        self.start_at_login.setEnabled(autostart.supported())
         form.addRow("Recent memories:", self.short_term_days)
         form.addRow("Preferences budget:", self.preference_budget)
         form.addRow("Long-term budget:", self.long_term_budget)
@@ -326,7 +325,7 @@ class SettingsPage(QWidget):
         def write() -> object:
             path = self._save(changes)
             if "start_at_login" in changes:
-                autostart.apply(bool(changes["start_at_login"]), self._autostart_dir)
+                apply_start_at_login(bool(changes["start_at_login"]), config_home=self._config_home)
             return path
 
         def done(path: object) -> None:

@@ -249,6 +249,8 @@ class EventKind(enum.StrEnum):
     MEMORY_IMPORTED = "memory_imported"
     CONFLICT_OPENED = "conflict_opened"
     CONFLICT_RESOLVED = "conflict_resolved"
+    PLATFORM_PAUSED = "platform_paused"  # the assistant named in ``platform`` may no longer use the store
+    PLATFORM_RESUMED = "platform_resumed"
 
 
 @dataclass(frozen=True, slots=True)

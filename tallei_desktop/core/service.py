@@ -51,6 +51,7 @@ from tallei_desktop.core.models import (
 )
 from tallei_desktop.core.retrieval import Budgets, build_recall, build_search
 from tallei_desktop.core.store import Connection, listing
+from tallei_desktop.core.store import access as sa
 from tallei_desktop.core.store import conflicts as sc
 from tallei_desktop.core.store import events as se
 from tallei_desktop.core.store import memories as sm
@@ -126,6 +127,9 @@ class MemoryService:
         self._backup_keep = backups.DEFAULT_KEEP
         self._backup_every = backups.AUTO_BACKUP_EVERY
         self._next_backup_check: datetime | None = None
+        # (data_version it was read at, the paused set): refreshed only after some commit.
+        self._paused_lock = threading.Lock()
+        self._paused: tuple[int, frozenset[str]] | None = None
 
     # -- lifecycle -----------------------------------------------------------------------------
 
@@ -462,6 +466,33 @@ class MemoryService:
             changed = version != self._data_version
             self._data_version = version
         return changed
+
+    # -- pausing assistants ------------------------------------------------------------------------
+
+    def paused_platforms(self) -> frozenset[str]:
+        """The platforms whose tool calls are refused, as set by any process on this store.
+
+        Cheap enough to ask on every tool call: the set is cached and read again only after some
+        connection committed (one ``PRAGMA data_version``, no table read, when nothing changed).
+        """
+        with self._paused_lock:
+            # The version is taken before the read: a commit in between makes the next call read again.
+            version = self.db.data_version()
+            if self._paused is None or self._paused[0] != version:
+                with self.db.read() as conn:
+                    self._paused = (version, sa.paused_platforms(conn))
+            return self._paused[1]
+
+    def set_platform_paused(self, platform: str, paused: bool) -> None:
+        """Pause (or resume) an assistant platform's access: while paused, its tool calls answer with
+        an error and read or write nothing. Idempotent; each real change is an event in the feed."""
+        if type(paused) is not bool:
+            raise InvalidInput("paused must be true or false.")
+        if not isinstance(platform, str) or not platform.strip():
+            raise InvalidInput("Name the assistant platform to pause, such as 'claude' or 'chatgpt'.")
+        name = v.clean_platform(platform)
+        with self.db.write() as conn:
+            sa.set_paused(conn, name, paused, self.now().timestamp())
 
     # -- background work ---------------------------------------------------------------------------
 

@@ -195,6 +195,13 @@ class Backend:
     def platform_usage(self) -> list[PlatformUsage]:
         return self.service.platform_usage()
 
+    def assistants(self) -> tuple[list[PlatformUsage], frozenset[str]]:
+        """Every platform's usage, and which platforms are paused (some may have no usage yet)."""
+        return self.service.platform_usage(), self.service.paused_platforms()
+
+    def set_paused(self, platform: str, paused: bool) -> None:
+        self.service.set_platform_paused(platform, paused)
+
     def details(self, memory_id: str) -> MemoryHistory:
         return self.service.history(memory_id)
 

@@ -56,6 +56,7 @@ from tallei_desktop.core.store import conflicts as sc
 from tallei_desktop.core.store import events as se
 from tallei_desktop.core.store import memories as sm
 from tallei_desktop.core.store import queries as q
+from tallei_desktop.core.store import reopen as sr
 from tallei_desktop.core.store import transfer as store_transfer
 from tallei_desktop.core.store.database import Database
 from tallei_desktop.core.store.vector_index import VectorIndex, trim_log
@@ -416,6 +417,21 @@ class MemoryService:
             result = sc.resolve_conflict(conn, cid, how, now, content=text)
         if self._worker is not None:
             self._worker.wake()
+        return result
+
+    def reopen_conflict(self, conflict_id: str) -> Conflict:
+        """Undo a conflict's resolution in one transaction and return it, open again.
+
+        Brings back the side(s) it retired, forgets the merged memory a 'replace' saved, unpins what
+        'keep both' pinned. Raises :class:`InvalidInput` for an open conflict, or one closed because
+        a side was forgotten (restoring that memory is the undo there).
+        """
+        cid = v.clean_id(conflict_id, "conflict")
+        now = self.now().timestamp()
+        with self.db.write() as conn:
+            result = sr.reopen_conflict(conn, cid, now)
+        if self._worker is not None:
+            self._worker.wake()  # the restored sides are embedded again
         return result
 
     # -- status ------------------------------------------------------------------------------------

@@ -215,5 +215,9 @@ class Backend:
     ) -> Conflict:
         return self.service.resolve_conflict(conflict_id, resolution, content=content)
 
+    def reopen(self, conflict_id: str) -> Conflict:
+        """Undo a conflict's outcome: what it retired comes back and the conflict is open again."""
+        return self.service.reopen_conflict(conflict_id)
+
     def recall(self, query: str) -> RecallResult:
         return self.service.recall(query)

@@ -9,7 +9,17 @@ import pytest
 from tallei_desktop.core import MemoryFilter, MemoryStatus
 from tallei_desktop.core.service import MemoryService
 from tallei_desktop.mcp_server.server import TalleiServer
-from tests.mcp_server.conftest import logs_of, open_store, session, stdio_session, structured, text_of
+from tests.mcp_server.conftest import (
+    http_session,
+    logs_of,
+    open_store,
+    run_token,
+    serve_process,
+    session,
+    stdio_session,
+    structured,
+    text_of,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -85,3 +95,24 @@ async def test_a_real_stdio_server_answers_paused_and_works_again_after_resume(
                 again = await claude.call_tool("recall_memories", {"query": "trains"})
                 assert again.is_error and "paused" in text_of(again)
         assert tray.get(saved["id"]).platform == "claude"
+
+
+@pytest.mark.slow
+async def test_a_real_http_endpoint_refuses_a_paused_chatgpt_and_serves_it_after_resume(
+    process_env: dict[str, str], tmp_path: Path
+) -> None:
+    token = run_token(process_env)
+    with (
+        open_store(process_env) as tray,
+        (tmp_path / "stderr.log").open("w") as errlog,
+        serve_process(process_env, errlog) as (_, url),
+    ):
+        tray.set_platform_paused("chatgpt", True)
+        async with http_session(url, token, client_name="openai-mcp") as chatgpt:
+            refused = await chatgpt.call_tool("save_memory", {"content": "We ship on Tuesdays"})
+            assert refused.is_error, logs_of(process_env, tmp_path / "stderr.log")
+            assert text_of(refused).startswith("Access for chatgpt is paused in Tallei")
+            assert tray.count(EVERY_STATUS) == 0
+            tray.set_platform_paused("chatgpt", False)
+            saved = structured(await chatgpt.call_tool("save_memory", {"content": "We ship on Tuesdays"}))
+        assert tray.get(saved["id"]).platform == "chatgpt"

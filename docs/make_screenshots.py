@@ -107,6 +107,7 @@ def fill_demo_store(data_dir: Path) -> dict[str, str]:
         for text, platform in CONFLICT:
             service.save(text, platform=platform)
         service.save("I prefer metric units", platform="claude")  # confirmed by a second assistant
+        service.set_platform_paused("gemini", True)  # the Assistants page shows a paused one
         service.drain()
         for query in ("deploy", "billing", "indentation", "editor theme", "staging"):
             service.recall(query)

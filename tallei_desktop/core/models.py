@@ -251,6 +251,9 @@ class EventKind(enum.StrEnum):
     MEMORY_IMPORTED = "memory_imported"
     CONFLICT_OPENED = "conflict_opened"
     CONFLICT_RESOLVED = "conflict_resolved"
+    CONFLICT_REOPENED = "conflict_reopened"  # a resolution undone: the conflict is open again
+    PLATFORM_PAUSED = "platform_paused"  # the assistant named in ``platform`` may no longer use the store
+    PLATFORM_RESUMED = "platform_resumed"
 
 
 @dataclass(frozen=True, slots=True)

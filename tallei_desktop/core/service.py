@@ -51,10 +51,12 @@ from tallei_desktop.core.models import (
 )
 from tallei_desktop.core.retrieval import Budgets, build_recall, build_search
 from tallei_desktop.core.store import Connection, listing
+from tallei_desktop.core.store import access as sa
 from tallei_desktop.core.store import conflicts as sc
 from tallei_desktop.core.store import events as se
 from tallei_desktop.core.store import memories as sm
 from tallei_desktop.core.store import queries as q
+from tallei_desktop.core.store import reopen as sr
 from tallei_desktop.core.store import transfer as store_transfer
 from tallei_desktop.core.store.database import Database
 from tallei_desktop.core.store.vector_index import VectorIndex, trim_log
@@ -126,6 +128,9 @@ class MemoryService:
         self._backup_keep = backups.DEFAULT_KEEP
         self._backup_every = backups.AUTO_BACKUP_EVERY
         self._next_backup_check: datetime | None = None
+        # (data_version it was read at, the paused set): refreshed only after some commit.
+        self._paused_lock = threading.Lock()
+        self._paused: tuple[int, frozenset[str]] | None = None
 
     # -- lifecycle -----------------------------------------------------------------------------
 
@@ -414,6 +419,21 @@ class MemoryService:
             self._worker.wake()
         return result
 
+    def reopen_conflict(self, conflict_id: str) -> Conflict:
+        """Undo a conflict's resolution in one transaction and return it, open again.
+
+        Brings back the side(s) it retired, forgets the merged memory a 'replace' saved, unpins what
+        'keep both' pinned. Raises :class:`InvalidInput` for an open conflict, or one closed because
+        a side was forgotten (restoring that memory is the undo there).
+        """
+        cid = v.clean_id(conflict_id, "conflict")
+        now = self.now().timestamp()
+        with self.db.write() as conn:
+            result = sr.reopen_conflict(conn, cid, now)
+        if self._worker is not None:
+            self._worker.wake()  # the restored sides are embedded again
+        return result
+
     # -- status ------------------------------------------------------------------------------------
 
     def status(self) -> StoreStatus:
@@ -462,6 +482,33 @@ class MemoryService:
             changed = version != self._data_version
             self._data_version = version
         return changed
+
+    # -- pausing assistants ------------------------------------------------------------------------
+
+    def paused_platforms(self) -> frozenset[str]:
+        """The platforms whose tool calls are refused, as set by any process on this store.
+
+        Cheap enough to ask on every tool call: the set is cached and read again only after some
+        connection committed (one ``PRAGMA data_version``, no table read, when nothing changed).
+        """
+        with self._paused_lock:
+            # The version is taken before the read: a commit in between makes the next call read again.
+            version = self.db.data_version()
+            if self._paused is None or self._paused[0] != version:
+                with self.db.read() as conn:
+                    self._paused = (version, sa.paused_platforms(conn))
+            return self._paused[1]
+
+    def set_platform_paused(self, platform: str, paused: bool) -> None:
+        """Pause (or resume) an assistant platform's access: while paused, its tool calls answer with
+        an error and read or write nothing. Idempotent; each real change is an event in the feed."""
+        if type(paused) is not bool:
+            raise InvalidInput("paused must be true or false.")
+        if not isinstance(platform, str) or not platform.strip():
+            raise InvalidInput("Name the assistant platform to pause, such as 'claude' or 'chatgpt'.")
+        name = v.clean_platform(platform)
+        with self.db.write() as conn:
+            sa.set_paused(conn, name, paused, self.now().timestamp())
 
     # -- background work ---------------------------------------------------------------------------
 

@@ -166,6 +166,7 @@ class TrayApp:
             watcher.conflict_opened.connect(self._conflict_without_tray)
             window.show()
         watcher.start()
+        window.follow_model(always=self.first_run)
         self._update_endpoint_views()
         if self.first_run:
             _say("This is the first run: the window offers to connect the assistants found here.")
@@ -261,6 +262,8 @@ class TrayApp:
     async def _shutdown(self) -> None:
         if self.watcher is not None:
             self.watcher.stop()
+        if self.window is not None:
+            self.window.stop_following_model()
         for task in list(self._tasks):
             with contextlib.suppress(Exception):
                 await task

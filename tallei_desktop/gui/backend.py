@@ -195,6 +195,13 @@ class Backend:
     def platform_usage(self) -> list[PlatformUsage]:
         return self.service.platform_usage()
 
+    def assistants(self) -> tuple[list[PlatformUsage], frozenset[str]]:
+        """Every platform's usage, and which platforms are paused (some may have no usage yet)."""
+        return self.service.platform_usage(), self.service.paused_platforms()
+
+    def set_paused(self, platform: str, paused: bool) -> None:
+        self.service.set_platform_paused(platform, paused)
+
     def details(self, memory_id: str) -> MemoryHistory:
         return self.service.history(memory_id)
 
@@ -207,6 +214,10 @@ class Backend:
         self, conflict_id: str, resolution: ConflictResolution, content: str | None = None
     ) -> Conflict:
         return self.service.resolve_conflict(conflict_id, resolution, content=content)
+
+    def reopen(self, conflict_id: str) -> Conflict:
+        """Undo a conflict's outcome: what it retired comes back and the conflict is open again."""
+        return self.service.reopen_conflict(conflict_id)
 
     def recall(self, query: str) -> RecallResult:
         return self.service.recall(query)

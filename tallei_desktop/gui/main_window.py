@@ -20,9 +20,10 @@ from PySide6.QtWidgets import (
 from tallei_desktop.app.clients import connect as connect_client
 from tallei_desktop.app.clients import detected_clients
 from tallei_desktop.config import Settings
-from tallei_desktop.core import Conflict, SecretStore
+from tallei_desktop.core import Conflict, ModelState, ModelStatus, SecretStore
 from tallei_desktop.gui.backend import Backend, View
 from tallei_desktop.gui.icons import app_icon
+from tallei_desktop.gui.model_status import ModelStatusBox, ModelWatch
 from tallei_desktop.gui.ops import Ops
 from tallei_desktop.gui.pages.assistants import AssistantsPage
 from tallei_desktop.gui.pages.conflicts import ConflictsPage
@@ -56,6 +57,8 @@ _TITLES = {
 class MainWindow(QMainWindow):
     #: The window was closed while there is no tray to bring it back from: the app should quit.
     quit_requested = Signal()
+    #: The model's state was shown (after each change the model announced).
+    model_shown = Signal()
 
     def __init__(
         self,
@@ -112,6 +115,12 @@ class MainWindow(QMainWindow):
         self.conflict_banner.clicked.connect(lambda: self.show_page(PageName.CONFLICTS))
         self.conflict_banner.hide()
         self._notices: dict[str, str] = {}
+        self._backend = backend
+        self._ops = ops
+        self.model_box = ModelStatusBox(self)
+        self.model_box.hide()
+        self.model_watch: ModelWatch | None = None
+        self._model_always = False
 
         body = QHBoxLayout()
         body.addWidget(self.nav)
@@ -120,6 +129,7 @@ class MainWindow(QMainWindow):
         layout = QVBoxLayout(central)
         layout.addWidget(self.banner)
         layout.addWidget(self.conflict_banner)
+        layout.addWidget(self.model_box)
         layout.addLayout(body, 1)
         self.setCentralWidget(central)
         ops.message.connect(lambda text: self.statusBar().showMessage(text, 15_000))
@@ -150,6 +160,27 @@ class MainWindow(QMainWindow):
             self._notices.pop(key, None)
         self.banner.setText("\n".join(self._notices.values()))
         self.banner.setVisible(bool(self._notices))
+
+    def follow_model(self, *, always: bool) -> ModelWatch:
+        """Follow the embedding model's state. ``always`` (the first run) shows it throughout, with
+        a progress bar while it downloads; otherwise it shows only while the model downloads or
+        when semantic search is off."""
+        self._model_always = always
+        watch = ModelWatch(self._backend, self._ops, self)
+        watch.changed.connect(self.show_model)
+        self.model_watch = watch
+        watch.start()
+        return watch
+
+    def stop_following_model(self) -> None:
+        if self.model_watch is not None:
+            self.model_watch.stop()
+
+    def show_model(self, status: ModelStatus) -> None:
+        self.model_box.show_status(status)
+        wanted = self._model_always or status.state in (ModelState.DOWNLOADING, ModelState.UNAVAILABLE)
+        self.model_box.setVisible(wanted)
+        self.model_shown.emit()
 
     def store_changed(self) -> None:
         for page in self.memory_pages.values():

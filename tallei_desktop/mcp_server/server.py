@@ -20,7 +20,7 @@ from mcp_types import CallToolResult, InputRequiredResult, ToolAnnotations
 from pydantic import ValidationError
 
 from tallei_desktop import __version__
-from tallei_desktop.mcp_server.tools import TOOLS, ServiceCalls, ServiceSource, ToolSpec
+from tallei_desktop.mcp_server.tools import TOOLS, ServiceCalls, ServiceSource, ToolSpec, check_access
 
 __all__ = ["INSTRUCTIONS", "SERVER_NAME", "ServiceSource", "TalleiServer", "build_server"]
 
@@ -62,9 +62,10 @@ def _describe_invalid(error: ValidationError) -> str:
 class TalleiServer(MCPServer[Any]):
     """An :class:`MCPServer` whose tool errors are always one line a host model can act on."""
 
-    def __init__(self, **kwargs: Any) -> None:
+    def __init__(self, *, calls: ServiceCalls | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._known_tools: set[str] = set()
+        self._calls = calls  # for the paused-assistant check; None checks nothing
 
     def register(
         self, fn: Callable[..., Any], *, title: str, description: str, annotations: ToolAnnotations
@@ -82,6 +83,8 @@ class TalleiServer(MCPServer[Any]):
             raise ToolError(
                 f"There is no tool named {name[:60]!r}; the tools are {', '.join(sorted(self._known_tools))}."
             )
+        if self._calls is not None:
+            await check_access(self._calls, name, arguments, context or Context())
         try:
             return await super().call_tool(name, arguments, context)
         except UnexpectedToolError:
@@ -130,10 +133,15 @@ def build_server(source: ServiceSource, *, instructions: str = INSTRUCTIONS) -> 
     ``source`` is the service, or a callable returning it that may block while the store opens.
     The server owns nothing: whoever built the service closes it.
     """
-    server = TalleiServer(
-        name=SERVER_NAME, title="Tallei", version=__version__, instructions=instructions, log_level="WARNING"
-    )
     calls = ServiceCalls(source)
+    server = TalleiServer(
+        calls=calls,
+        name=SERVER_NAME,
+        title="Tallei",
+        version=__version__,
+        instructions=instructions,
+        log_level="WARNING",
+    )
     for tool in TOOLS:
         server.register(
             _bound(tool, calls), title=tool.title, description=tool.description, annotations=tool.annotations

@@ -13,7 +13,7 @@ the first, so the signature the SDK reads (and the schemas it derives) is the re
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any, TypeVar
 
@@ -58,6 +58,7 @@ __all__ = [
     "ServiceCalls",
     "ServiceSource",
     "ToolSpec",
+    "check_access",
     "forget_memory",
     "list_conflicts",
     "list_memories",
@@ -108,6 +109,16 @@ class ServiceCalls:
                 "Tell the person."
             ) from None
 
+    async def refuse_paused(self, tool: str, platforms: Iterable[str]) -> None:
+        """Raise a one-line :class:`ToolError` when any of ``platforms`` is paused; reads nothing else."""
+        wanted = frozenset(platforms)
+        paused = await self.run(tool, lambda s: s.paused_platforms() & wanted)
+        if paused:
+            raise ToolError(
+                f"Access for {', '.join(sorted(paused))} is paused in Tallei, so {tool} did nothing. "
+                "The person can resume it on the Assistants page of the Tallei app."
+            )
+
 
 @dataclass(frozen=True, slots=True)
 class ToolSpec:
@@ -130,6 +141,19 @@ def _caller_platform(ctx: Context[Any, Any]) -> str:
         return UNKNOWN_PLATFORM
     info = params.client_info if params is not None else None
     return platform_for_client(info.name if info is not None else None)
+
+
+async def check_access(
+    calls: ServiceCalls, tool: str, arguments: Mapping[str, Any], ctx: Context[Any, Any]
+) -> None:
+    """Refuse a tool call, before it reads or writes anything, when the assistant it comes from is
+    paused: the platform of the client (from its ``clientInfo``) and, for ``save_memory``, the
+    platform it names explicitly, so naming another platform does not get around a pause."""
+    platforms = {_caller_platform(ctx)}
+    explicit = arguments.get("platform") if tool == "save_memory" else None
+    if isinstance(explicit, str) and explicit:
+        platforms.add(platform_for_client(explicit))
+    await calls.refuse_paused(tool, platforms)
 
 
 def _hints(

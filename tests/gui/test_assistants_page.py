@@ -60,3 +60,35 @@ def test_usage_and_connect_round_trip(
     assert again.backup is not None and again.backup.exists()
     assert str(again.backup) in page.connect_result.text()
     assert set(json.loads(config.read_text(encoding="utf-8"))["mcpServers"]) == {"other", "tallei"}
+
+
+def test_pause_access_toggle_round_trip_through_the_store(
+    qtbot: QtBot, service: MemoryService, backend: Backend, ops: Ops
+) -> None:
+    service.save("I prefer metric units", platform="claude")
+    service.save("The shed is blue", type="fact", platform="chatgpt")
+    page = AssistantsPage(backend, ops)
+    qtbot.addWidget(page)
+    with qtbot.waitSignal(page.loaded, timeout=WAIT_MS):
+        page.show()
+    assert set(page.pause_boxes) == {"claude", "chatgpt"}
+    assert not any(box.isChecked() for box in page.pause_boxes.values())
+
+    with qtbot.waitSignals([page.access_changed, page.loaded], timeout=WAIT_MS):
+        page.pause_boxes["chatgpt"].click()
+    assert service.paused_platforms() == {"chatgpt"}
+    assert page.pause_boxes["chatgpt"].isChecked() and not page.pause_boxes["claude"].isChecked()
+
+    # Resumed by another process: the page shows the store's state when it reloads.
+    service.set_platform_paused("chatgpt", False)
+    service.set_platform_paused("gemini", True)
+    with qtbot.waitSignal(page.loaded, timeout=WAIT_MS):
+        page.reload()
+    assert not page.pause_boxes["chatgpt"].isChecked()
+    assert page.pause_boxes["gemini"].isChecked()  # paused with no memories: still listed
+
+    with qtbot.waitSignal(page.access_changed, timeout=WAIT_MS) as changed:
+        page.pause_boxes["gemini"].click()
+    assert changed.args == ["gemini", False]
+    qtbot.waitUntil(lambda: "gemini" not in page.pause_boxes, timeout=WAIT_MS)
+    assert service.paused_platforms() == frozenset()

@@ -83,6 +83,18 @@ def test_each_outcome_round_trips(
         assert merged.content == "Window seat on long flights, aisle on short ones"
     assert page.list.count() == 0 and not page.empty.isHidden()
 
+    # Undo, right after: the conflict is open and listed again, the memories as they were.
+    assert page.undo_bar.isVisibleTo(page) and page.undo_label.text()
+    with qtbot.waitSignal(page.reopened, timeout=WAIT_MS) as reopened:
+        page.undo_button.click()
+    assert reopened.args == [done.id]
+    assert [c.id for c in service.conflicts()] == [done.id]
+    assert {service.get(m).status for m in (a, b)} == {MemoryStatus.ACTIVE}
+    assert not service.get(a).pinned and not service.get(b).pinned
+    assert page.current() is not None and page.current().id == done.id  # type: ignore[union-attr]
+    assert not page.undo_bar.isVisibleTo(page)
+    assert service.count() == 2  # a merged memory is forgotten again
+
 
 def test_a_conflict_flagged_by_another_process_raises_exactly_one_notification(
     qtbot: QtBot, db_path: Path, service: MemoryService, backend: Backend, ops: Ops

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QUrl
 from pytestqt.qtbot import QtBot
 
 from tallei_desktop.core.errors import NotFound
-from tallei_desktop.core.models import MemoryStatus, MemoryType
+from tallei_desktop.core.models import ConflictStatus, MemoryStatus, MemoryType
 from tallei_desktop.core.service import MemoryService
 from tallei_desktop.gui.backend import Backend, View
 from tallei_desktop.gui.ops import Ops
@@ -185,3 +185,27 @@ def test_details_show_a_settled_conflict_in_the_history(
     page.select_id(kept)
     expected = "conflict with “I prefer aisle seats on flights” from gemini (resolved: keep_first)"
     qtbot.waitUntil(lambda: expected in page.detail.toPlainText(), timeout=WAIT_MS)
+
+
+def test_bring_back_from_the_history_undoes_a_conflict_outcome(
+    qtbot: QtBot, service: MemoryService, backend: Backend, ops: Ops
+) -> None:
+    kept = service.save("I prefer window seats on flights", platform="claude").id
+    retired = service.save("I prefer aisle seats on flights", platform="gemini").id
+    service.drain()
+    [conflict] = service.conflicts()
+    service.resolve_conflict(conflict.id, "keep_first")
+    page = _page(qtbot, View.PREFERENCES, backend, ops)
+    page.select_id(kept)
+    qtbot.waitUntil(lambda: "bring back" in page.detail.toPlainText(), timeout=WAIT_MS)
+    assert f"reopen:{conflict.id}" in page.detail.toHtml()
+
+    _act(qtbot, page, lambda: page.detail.anchorClicked.emit(QUrl(f"reopen:{conflict.id}")))
+
+    assert service.get(retired).status is MemoryStatus.ACTIVE
+    assert [c.id for c in service.conflicts()] == [conflict.id]
+    assert {m.id for m in page.model.memories()} == {kept, retired}
+    page.select_id(kept)
+    qtbot.waitUntil(lambda: "(open)" in page.detail.toPlainText(), timeout=WAIT_MS)
+    assert "bring back" not in page.detail.toPlainText()
+    assert service.conflicts()[0].status is ConflictStatus.OPEN

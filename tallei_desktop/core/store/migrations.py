@@ -142,6 +142,18 @@ def _v5_listing_order(conn: apsw.Connection) -> None:
     conn.execute("CREATE INDEX memories_updated ON memories (updated_at, rowid, status);")
 
 
+def _v6_paused_platforms(conn: apsw.Connection) -> None:
+    # Assistants the person has paused: every process on the store refuses their tool calls.
+    conn.execute(
+        """
+        CREATE TABLE paused_platforms (
+            platform  TEXT PRIMARY KEY,
+            paused_at REAL NOT NULL
+        ) WITHOUT ROWID;
+        """
+    )
+
+
 #: Append only. Each entry runs in its own transaction and moves ``user_version`` to its index + 1.
 MIGRATIONS: tuple[tuple[str, Callable[[apsw.Connection], None]], ...] = (
     ("initial schema", _v1_initial),
@@ -149,6 +161,7 @@ MIGRATIONS: tuple[tuple[str, Callable[[apsw.Connection], None]], ...] = (
     ("token counts and newest-first index", _v3_token_counts),
     ("change feed", _v4_events),
     ("listing order index", _v5_listing_order),
+    ("paused assistants", _v6_paused_platforms),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

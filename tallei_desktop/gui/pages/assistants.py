@@ -1,4 +1,5 @@
-"""Assistants: who has used this store, a Connect button per client, and ChatGPT's address and token."""
+"""Assistants: who has used this store (with a pause switch each), a Connect button per client, and
+ChatGPT's address and token."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from collections.abc import Callable
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QGuiApplication, QShowEvent
 from PySide6.QtWidgets import (
+    QCheckBox,
     QGridLayout,
     QGroupBox,
     QHBoxLayout,
@@ -35,6 +37,8 @@ class AssistantsPage(QWidget):
     loaded = Signal()
     #: A client's settings were written (or found current); the result says where and what.
     connected = Signal(object)
+    #: An assistant was paused (True) or resumed (False) in the store.
+    access_changed = Signal(str, bool)
 
     def __init__(
         self,
@@ -53,9 +57,18 @@ class AssistantsPage(QWidget):
         self._token = ""
         self.usage = QTreeWidget(self)
         self.usage.setAccessibleName("Assistants that used Tallei")
-        self.usage.setHeaderLabels(["Assistant", "Memories", "Last seen"])
+        self.usage.setHeaderLabels(["Assistant", "Memories", "Last seen", "Access"])
         self.usage.setRootIsDecorated(False)
         self.usage.setColumnWidth(0, 200)
+        self.usage.setColumnWidth(2, 160)
+        #: Per platform shown: its "Pause access" switch.
+        self.pause_boxes: dict[str, QCheckBox] = {}
+        self.access_note = QLabel(
+            "A paused assistant keeps its memories, but its requests to Tallei are refused until you "
+            "resume it.",
+            self,
+        )
+        self.access_note.setWordWrap(True)
 
         chatgpt = QGroupBox("ChatGPT and other HTTP clients", self)
         steps = QLabel(
@@ -111,6 +124,7 @@ class AssistantsPage(QWidget):
         heading.setBuddy(self.usage)
         layout.addWidget(heading)
         layout.addWidget(self.usage, 1)
+        layout.addWidget(self.access_note)
         layout.addWidget(clients)
         layout.addWidget(chatgpt)
 
@@ -125,7 +139,7 @@ class AssistantsPage(QWidget):
         self.reload()
 
     def reload(self) -> None:
-        self._ops.run(self._backend.platform_usage, self._show)
+        self._ops.run(self._backend.assistants, self._show)
         if self._detect is not None:
             self._ops.run(self._detect, self._show_installed)
 
@@ -149,10 +163,34 @@ class AssistantsPage(QWidget):
 
         self._ops.run(lambda: connect(name), done, failed)
 
-    def _show(self, usage: list[PlatformUsage]) -> None:
+    def set_paused(self, platform: str, paused: bool) -> None:
+        """Pause or resume ``platform`` in the store (off the Qt thread); every process obeys at once."""
+
+        def done(_: None) -> None:
+            self.access_changed.emit(platform, paused)
+            self.reload()
+
+        def failed(error: Exception) -> None:
+            self._ops.report(error)
+            self.reload()  # put the switch back where the store says it is
+
+        self._ops.run(lambda: self._backend.set_paused(platform, paused), done, failed)
+
+    def _show(self, found: tuple[list[PlatformUsage], frozenset[str]]) -> None:
+        usage, paused = found
         self.usage.clear()
-        for u in usage:
-            QTreeWidgetItem(self.usage, [u.platform, f"{u.memories:,}", short_time(u.last_seen)])
-        if not usage:
-            QTreeWidgetItem(self.usage, ["No assistant has saved a memory yet.", "", ""])
+        self.pause_boxes.clear()
+        rows = [(u.platform, f"{u.memories:,}", short_time(u.last_seen)) for u in usage]
+        # A paused platform whose memories are all gone must still be resumable.
+        rows += [(p, "0", "") for p in sorted(paused - {u.platform for u in usage})]
+        for platform, memories, seen in rows:
+            item = QTreeWidgetItem(self.usage, [platform, memories, seen])
+            box = QCheckBox("Pause access", self.usage)
+            box.setAccessibleName(f"Pause access for {platform}")
+            box.setChecked(platform in paused)
+            box.toggled.connect(lambda on, p=platform: self.set_paused(p, on))
+            self.usage.setItemWidget(item, 3, box)
+            self.pause_boxes[platform] = box
+        if not rows:
+            QTreeWidgetItem(self.usage, ["No assistant has saved a memory yet.", "", "", ""])
         self.loaded.emit()

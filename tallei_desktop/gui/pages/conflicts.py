@@ -1,4 +1,5 @@
-"""Conflicts between assistants: both memories side by side; keep one, keep both, or merge."""
+"""Conflicts between assistants: both memories side by side; keep one, keep both, or merge; and undo
+the outcome right after."""
 
 from __future__ import annotations
 
@@ -49,6 +50,8 @@ class _Side(QGroupBox):
 class ConflictsPage(QWidget):
     #: (conflict id, resolution) after a resolution round-tripped through the store.
     resolved = Signal(str, str)
+    #: A conflict's outcome was undone in the store; it is open (and listed) again.
+    reopened = Signal(str)
 
     def __init__(self, backend: Backend, ops: Ops, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -56,6 +59,19 @@ class ConflictsPage(QWidget):
         self._ops = ops
         self._conflicts: list[Conflict] = []
         self._wanted: str | None = None
+        self._undo_id: str | None = None
+
+        self.undo_label = QLabel(self)
+        self.undo_label.setWordWrap(True)
+        self.undo_button = QPushButton("&Undo", self)
+        self.undo_button.setAccessibleName("Undo this outcome")
+        self.undo_button.clicked.connect(self.undo)
+        self.undo_bar = QWidget(self)
+        undo_row = QHBoxLayout(self.undo_bar)
+        undo_row.setContentsMargins(0, 0, 0, 0)
+        undo_row.addWidget(self.undo_label, 1)
+        undo_row.addWidget(self.undo_button)
+        self.undo_bar.hide()
 
         self.list = QListWidget(self)
         self.list.setAccessibleName("Open conflicts")
@@ -95,7 +111,9 @@ class ConflictsPage(QWidget):
         split.addWidget(self.list)
         split.addWidget(right)
         split.setStretchFactor(1, 3)
-        QVBoxLayout(self).addWidget(split)
+        layout = QVBoxLayout(self)
+        layout.addWidget(self.undo_bar)
+        layout.addWidget(split, 1)
         self._show_current(-1)
 
     def set_conflicts(self, conflicts: list[Conflict]) -> None:
@@ -154,6 +172,45 @@ class ConflictsPage(QWidget):
         self._resolve(ConflictResolution.REPLACE, self.merged.toPlainText())
 
     def _after(self, conflict_id: str, how: ConflictResolution) -> None:
+        settled = next((c for c in self._conflicts if c.id == conflict_id), None)
         self._conflicts = [c for c in self._conflicts if c.id != conflict_id]
         self.set_conflicts(self._conflicts)
+        if settled is not None:
+            self._undo_id = conflict_id
+            self.undo_label.setText(_outcome(settled, how))
+            self.undo_bar.show()
         self.resolved.emit(conflict_id, str(how))
+
+    def undo(self) -> None:
+        """Undo the outcome just chosen: the conflict is open again, as it was."""
+        cid = self._undo_id
+        if cid is None:
+            return
+        self._undo_id = None
+        self.undo_bar.hide()
+
+        def done(conflict: Conflict) -> None:
+            if all(c.id != conflict.id for c in self._conflicts):
+                self._conflicts.insert(0, conflict)
+            self._wanted = conflict.id
+            self.set_conflicts(self._conflicts)
+            self.reopened.emit(conflict.id)
+
+        self._ops.run(lambda: self._backend.reopen(cid), done)
+
+
+def _outcome(c: Conflict, how: ConflictResolution) -> str:
+    """A sentence for the undo bar: what the person just chose."""
+    a, b = c.memory_a, c.memory_b
+    said = {
+        ConflictResolution.KEEP_FIRST: f"Kept “{_preview(a.content)}” from {a.platform}.",
+        ConflictResolution.KEEP_SECOND: f"Kept “{_preview(b.content)}” from {b.platform}.",
+        ConflictResolution.KEEP_BOTH: "Kept both memories.",
+        ConflictResolution.REPLACE: "Merged both memories into one.",
+    }
+    return said.get(how, "Settled the conflict.")
+
+
+def _preview(text: str) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= 60 else flat[:59] + "…"

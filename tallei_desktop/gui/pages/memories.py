@@ -5,7 +5,7 @@ from __future__ import annotations
 import html
 from dataclasses import replace
 
-from PySide6.QtCore import QItemSelectionModel, QModelIndex, Qt, Signal
+from PySide6.QtCore import QItemSelectionModel, QModelIndex, Qt, QUrl, Signal
 from PySide6.QtGui import QKeySequence, QShortcut, QShowEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
@@ -26,7 +26,15 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from tallei_desktop.core import Memory, MemoryHistory, MemoryStatus, MemoryType, SortKey
+from tallei_desktop.core import (
+    CHOSEN_RESOLUTIONS,
+    ConflictResolution,
+    Memory,
+    MemoryHistory,
+    MemoryStatus,
+    MemoryType,
+    SortKey,
+)
 from tallei_desktop.gui.backend import Backend, ListQuery, Page, View
 from tallei_desktop.gui.models import Column, MemoryTableModel, short_time
 from tallei_desktop.gui.ops import Ops
@@ -121,6 +129,7 @@ class MemoriesPage(QWidget):
         self.detail = QTextBrowser(self)
         self.detail.setAccessibleName("Memory details")
         self.detail.setOpenLinks(False)
+        self.detail.anchorClicked.connect(self._on_link)
         self.pin_button = self._button("&Pin", "Pin or unpin the memory", self.toggle_pin)
         self.edit_button = self._button("&Edit text…", "Edit the memory's text", self.edit_text)
         self.type_box = QComboBox(self)
@@ -411,6 +420,14 @@ class MemoriesPage(QWidget):
         self.undo_bar.hide()
         self._act("undo", lambda: self._backend.service.restore(mid))
 
+    def _on_link(self, url: QUrl) -> None:
+        if url.scheme() == _REOPEN:
+            self.bring_back(url.path())
+
+    def bring_back(self, conflict_id: str) -> None:
+        """Undo a conflict's outcome from the history: what it retired is back, the conflict open again."""
+        self._act("reopen", lambda: self._backend.reopen(conflict_id))
+
     def restore(self) -> None:
         m = self.current_memory()
         if m is not None and m.status is not MemoryStatus.ACTIVE:
@@ -460,6 +477,10 @@ class TextDialog(QDialog):
         return self.editor.toPlainText()
 
 
+#: The detail pane's link scheme for undoing a conflict's outcome: ``reopen:<conflict id>``.
+_REOPEN = "reopen"
+
+
 def render_details(details: MemoryHistory) -> str:
     """The detail pane's HTML: full text, facts, provenance trail and history."""
     m = details.memory
@@ -495,8 +516,12 @@ def render_details(details: MemoryHistory) -> str:
     for c in details.conflicts:
         other = c.memory_b if c.memory_a.id == m.id else c.memory_a
         outcome = f"resolved: {c.resolution}" if c.resolution else "open"
+        undo = ""
+        if c.resolution in CHOSEN_RESOLUTIONS:
+            label = "undo" if c.resolution is ConflictResolution.KEEP_BOTH else "bring back"
+            undo = f" <a href='{_REOPEN}:{e(c.id)}'>{label}</a>"
         history.append(
-            f"<li>conflict with “{e(other.content[:120])}” from <b>{e(other.platform)}</b> ({e(outcome)})</li>"
+            f"<li>conflict with “{e(other.content[:120])}” from <b>{e(other.platform)}</b> ({e(outcome)}){undo}</li>"
         )
     if history:
         parts.append("<h4>History</h4><ul>" + "".join(history) + "</ul>")

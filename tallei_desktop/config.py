@@ -6,11 +6,9 @@ This is the only module that reads ``os.environ``. Nothing happens at import tim
 
 from __future__ import annotations
 
-import contextlib
 import math
 import os
 import re
-import secrets
 import sys
 import tomllib
 from collections.abc import Mapping
@@ -19,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from tallei_desktop.core.errors import InvalidInput, KnownError
+from tallei_desktop.core.files import replace_file
 
 __all__ = ["Settings", "default_config_path", "dump_toml", "has_display", "load_settings", "save_settings"]
 
@@ -227,34 +226,14 @@ def save_settings(changes: Mapping[str, object], *, config_path: Path | None = N
 
 
 def _write_atomically(path: Path, data: bytes) -> None:
-    folder = path.parent
-    tmp = folder / f".{path.name}.{secrets.token_hex(8)}.tmp"
     try:
-        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        try:
-            if sys.platform != "win32":
-                os.fchmod(fd, 0o600)  # the umask may have taken bits from the mode above
-            os.write(fd, data)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(tmp, path)
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        replace_file(path, data, mode=0o600)
     except OSError as exc:
-        with contextlib.suppress(OSError):
-            tmp.unlink(missing_ok=True)
         raise KnownError(
             f"Cannot write the settings file {path}: {exc.strerror or exc}. "
             "Check free disk space and the permissions of its folder."
         ) from exc
-    if sys.platform != "win32":
-        # Some file systems refuse to fsync a folder; the file's own fsync above still holds then.
-        with contextlib.suppress(OSError):
-            dir_fd = os.open(folder, os.O_RDONLY)
-            try:
-                os.fsync(dir_fd)
-            finally:
-                os.close(dir_fd)
 
 
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")

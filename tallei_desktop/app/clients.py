@@ -18,7 +18,6 @@ import json
 import os
 import stat
 import sys
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -29,7 +28,7 @@ import platformdirs
 
 from tallei_desktop.app.paths import console_executable
 from tallei_desktop.config import APP_NAME, Settings
-from tallei_desktop.core import InvalidInput, KnownError
+from tallei_desktop.core import InvalidInput, KnownError, replace_file
 
 __all__ = ["CLIENT_NAMES", "SERVER_NAME", "ClientConfigError", "ConnectResult", "connect", "detected_clients"]
 
@@ -359,24 +358,17 @@ def _write(path: Path, old_bytes: bytes | None, document: dict[str, Any]) -> Pat
         target.parent.mkdir(parents=True, exist_ok=True)
         # New files start private: MCP client settings tend to collect API keys in their env blocks.
         mode = stat.S_IMODE(target.stat().st_mode) if old_bytes is not None else 0o600
-        fd, temp_name = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-        temp = Path(temp_name)
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(data)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.chmod(temp, mode)
+        backup: Path | None = None
+
+        def unchanged_then_backed_up() -> None:
+            nonlocal backup
             if _current_bytes(target) != old_bytes:
                 raise ClientConfigError(
                     f"{path} changed while Tallei was updating it; nothing was written. Run again."
                 )
             backup = _backup(path, old_bytes, mode) if old_bytes is not None else None
-            os.replace(temp, target)
-        except BaseException:
-            temp.unlink(missing_ok=True)
-            raise
-        _sync_folder(target.parent)
+
+        replace_file(target, data, mode=mode, before_replace=unchanged_then_backed_up)
     except OSError as exc:
         reason = exc.strerror or exc
         raise ClientConfigError(f"Cannot write {path}: {reason}. Check the folder's permissions.") from None
@@ -403,17 +395,6 @@ def _backup(path: Path, content: bytes, mode: int) -> Path:
         os.chmod(candidate, mode)  # the umask may have narrowed it; the copy must not be wider either
         return candidate
     raise ClientConfigError(f"Too many backups of {path} this second; wait a moment and run this again.")
-
-
-def _sync_folder(folder: Path) -> None:
-    # Makes the rename itself durable; Windows has no directory handles to flush.
-    if os.name != "posix":
-        return
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def _explain_chatgpt(settings: Settings) -> ConnectResult:

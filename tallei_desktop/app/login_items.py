@@ -13,17 +13,15 @@ read-only home, a locked registry), which :func:`apply_start_at_login` turns int
 
 from __future__ import annotations
 
-import os
 import plistlib
 import subprocess
 import sys
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Protocol
 
 from tallei_desktop.app.paths import windowed_executable
-from tallei_desktop.core import KnownError
+from tallei_desktop.core import KnownError, replace_file
 
 __all__ = [
     "AGENT_LABEL",
@@ -277,17 +275,9 @@ def _xdg_config_home() -> Path:
 
 
 def _replace(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` whole: a temporary file beside it, then one rename."""
+    """Write ``data`` to ``path`` whole (readable by the session that starts it)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    replace_file(path, data, mode=0o644)
 
 
 def _remove(path: Path) -> bool:

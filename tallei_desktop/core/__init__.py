@@ -26,6 +26,7 @@ from tallei_desktop.core.errors import (
     TalleiError,
     WrongKey,
 )
+from tallei_desktop.core.files import replace_file, sync_folder
 from tallei_desktop.core.models import (
     CHOSEN_RESOLUTIONS,
     MAX_CONTENT_BYTES,
@@ -165,7 +166,9 @@ __all__ = [
     "list_backups",
     "newest_backup",
     "random_token",
+    "replace_file",
     "restore_backup",
+    "sync_folder",
     "write_new_file",
 ]
 

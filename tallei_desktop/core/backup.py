@@ -15,6 +15,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from tallei_desktop.core.errors import StoreUnavailable
+from tallei_desktop.core.files import sync_folder
 from tallei_desktop.core.store.backup import (
     BackupInfo,
     backups_dir,
@@ -82,14 +83,6 @@ def backup_due(folder: Path, now: datetime, every: timedelta = AUTO_BACKUP_EVERY
     return not backups or now - backups[0].taken_at >= every
 
 
-def _fsync_dir(folder: Path) -> None:
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 def restore_backup(
     db_path: Path, key: bytes, backup: Path | None = None, *, key_source: str, now: datetime
 ) -> RestoreResult:
@@ -125,7 +118,7 @@ def restore_backup(
             for stale in (wal, db_path.with_name(db_path.name + "-shm")):
                 stale.unlink(missing_ok=True)
         os.replace(staged, db_path)
-        _fsync_dir(db_path.parent)
+        sync_folder(db_path.parent)
     except OSError as exc:
         raise StoreUnavailable(f"Restoring {source} over {db_path} failed: {exc.strerror}.") from None
     finally:

@@ -43,6 +43,7 @@ from keyring.backends import fail as _fail_keyring
 from keyring.backends import null as _null_keyring
 
 from tallei_desktop.core.errors import InvalidInput, KeyUnavailable, StoreUnavailable, WrongKey
+from tallei_desktop.core.files import replace_file
 
 if sys.platform == "win32":
     import msvcrt
@@ -588,35 +589,17 @@ class SecretStore:
         )
 
     def _write_key_file(self, key_file: _KeyFile) -> None:
-        """Replace the key file in one step: a crash leaves the old file or the new, never half."""
-        data = _dump_key_file(key_file)
-        tmp = self._data_dir / f".{KEY_FILE_NAME}.{_secrets.token_hex(8)}.tmp"
+        """Replace the key file in one step: a crash leaves the old file or the new, never half.
+
+        Losing the key loses the store, so the rename itself is made durable too.
+        """
         try:
-            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            try:
-                if sys.platform != "win32":
-                    os.fchmod(fd, 0o600)  # the umask may have taken bits from the mode above
-                os.write(fd, data)
-                os.fsync(fd)
-            finally:
-                os.close(fd)
-            os.replace(tmp, self._key_file)
+            replace_file(self._key_file, _dump_key_file(key_file), mode=0o600)
         except OSError as exc:
-            with contextlib.suppress(OSError):
-                tmp.unlink(missing_ok=True)
             raise StoreUnavailable(
                 f"Cannot write the key file {self._key_file}: {exc.strerror or exc}. "
                 "Check free disk space and the permissions of the data folder."
             ) from exc
-        if sys.platform != "win32":
-            # Losing the key loses the store, so make the rename itself durable. Some file systems
-            # refuse to fsync a directory; the file's own fsync above still holds then.
-            with contextlib.suppress(OSError):
-                dir_fd = os.open(self._data_dir, os.O_RDONLY)
-                try:
-                    os.fsync(dir_fd)
-                finally:
-                    os.close(dir_fd)
 
     @contextlib.contextmanager
     def _creation_lock(self) -> Iterator[None]:

@@ -16,9 +16,7 @@ import base64
 import binascii
 import enum
 import json
-import os
 import secrets
-import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -31,6 +29,7 @@ from cryptography.hazmat.primitives.kdf.scrypt import Scrypt
 
 from tallei_desktop.core import validate as v
 from tallei_desktop.core.errors import InvalidInput, StoreUnavailable
+from tallei_desktop.core.files import replace_file
 from tallei_desktop.core.models import (
     ConflictResolution,
     ConflictStatus,
@@ -244,27 +243,16 @@ def write_new_file(path: Path, data: bytes, *, force: bool = False) -> None:
 
     Refuses an existing ``path`` unless ``force``; on any failure no partial file is left behind.
     """
-    if path.exists() and not force:
-        raise InvalidInput(f"{path} already exists; choose another name or add --force to replace it.")
-    folder = path.parent if str(path.parent) else Path(".")
-    try:
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{path.name}.", suffix=".partial")
-    except OSError as exc:
-        raise StoreUnavailable(f"Cannot write to {folder}: {exc.strerror}.") from None
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
+
+    def refuse_existing() -> None:
         if not force and path.exists():
             raise InvalidInput(f"{path} already exists; choose another name or add --force to replace it.")
-        os.replace(tmp, path)
+
+    refuse_existing()
+    try:
+        replace_file(path, data, mode=0o600, before_replace=refuse_existing)
     except OSError as exc:
-        Path(tmp).unlink(missing_ok=True)
-        raise StoreUnavailable(f"Cannot write {path}: {exc.strerror}.") from None
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+        raise StoreUnavailable(f"Cannot write {path}: {exc.strerror or exc}.") from None
 
 
 # -- checking a document -------------------------------------------------------------------------

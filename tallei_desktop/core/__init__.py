@@ -4,8 +4,8 @@ Front-ends import from ``tallei_desktop.core`` only, never from its inner module
 
 The errors and the models are plain Python and load with the package. The rest (the service, the
 store, embeddings, keys) pulls in numpy, apsw, cryptography or keyring, so each of those names is
-imported on first use: ``from tallei_desktop.core import KnownError`` must stay as cheap for a
-starting ``tallei-desktop mcp`` as it was before this door existed.
+imported on first use: ``from tallei_desktop.core import KnownError`` must stay cheap, because a
+starting ``tallei-desktop mcp`` answers its client before any of them is needed.
 """
 
 from __future__ import annotations

@@ -1,11 +1,12 @@
 """The wire shapes of the tools: argument types with their limits, and the structured results.
 
 These models are public API (they become each tool's input and output JSON schema), so fields are
-only ever added. Each ``*_out`` function turns a core value into its wire model.
+only ever added; the one deliberate exception is the lean recall item (docs/adr/0004). Each ``*_out`` function turns a core value into its wire model.
 """
 
 from __future__ import annotations
 
+from datetime import date as Day
 from datetime import datetime
 from typing import Annotated, Literal
 
@@ -162,9 +163,33 @@ class SaveOut(_Out):
 
 
 class RecallItemOut(_Out):
-    memory: MemoryOut
-    score: float | None = Field(description="Relevance, where the bucket is ranked by relevance.")
-    conflict_ids: list[str] = Field(description="Open conflicts this memory is part of.")
+    """One recalled memory with just what the context block shows of it.
+
+    Deliberately leaner than :class:`MemoryOut`: recall answers are large and clients validate them
+    against this schema, so the full record stays with ``search_memories`` and ``list_memories``.
+    """
+
+    id: str
+    type: MemoryType
+    bucket: Bucket
+    confidence: Confidence = Field(
+        description="UNCONFIRMED when seen once, MED from 2, HIGH from 5 confirmations."
+    )
+    platforms: list[str] = Field(description="Every platform that saved or confirmed it, first one first.")
+    date: Day = Field(
+        description="The date the context block shows: when it happened for events and notes, "
+        "otherwise when it last changed."
+    )
+    score: float | None = Field(
+        description="Relevance to four decimals, where the bucket is ranked by relevance."
+    )
+    content: str
+    # Left out when empty, as it nearly always is: that keeps the answer within about 1.5x the text.
+    conflict_ids: list[str] = Field(
+        default_factory=list,
+        exclude_if=lambda ids: not ids,
+        description="Open conflicts this memory is part of; absent when there are none.",
+    )
 
 
 class RecallOut(_Out):
@@ -257,8 +282,25 @@ def save_out(r: SaveResult, platform: str) -> SaveOut:
     )
 
 
+#: Memory types whose context-block date is when they happened rather than when they last changed.
+_DATED_BY_OCCURRENCE = frozenset({MemoryType.EVENT, MemoryType.NOTE})
+
+
 def _item(i: RecallItem) -> RecallItemOut:
-    return RecallItemOut(memory=memory_out(i.memory), score=i.score, conflict_ids=list(i.conflict_ids))
+    m = i.memory
+    when = m.occurred_at if m.type in _DATED_BY_OCCURRENCE else m.updated_at
+    return RecallItemOut(
+        id=m.id,
+        type=m.type,
+        bucket=m.bucket,
+        confidence=m.confidence,
+        platforms=list(m.platforms),
+        date=when.date(),
+        # Four decimals order the items as well as seventeen, in a third of the bytes.
+        score=None if i.score is None else round(i.score, 4),
+        content=m.content,
+        conflict_ids=list(i.conflict_ids),
+    )
 
 
 def recall_out(r: RecallResult) -> RecallOut:

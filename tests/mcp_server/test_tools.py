@@ -112,7 +112,7 @@ async def test_save_returns_as_soon_as_committed_and_the_next_recall_sees_it(
     assert saved["type"] == "preference" and saved["bucket"] == "preference"
     assert saved["confirmed_existing"] is False and saved["confidence"] == "UNCONFIRMED"
     assert "British English" in text_of(recall)
-    ids = [item["memory"]["id"] for item in structured(recall)["preferences"]]
+    ids = [item["id"] for item in structured(recall)["preferences"]]
     assert ids == [saved["id"]]
     assert service.get(saved["id"]).content == "I prefer answers in British English"
 
@@ -188,9 +188,9 @@ async def test_recall_returns_the_context_block_and_the_buckets(server: TalleiSe
         note = await call(client, "save_memory", content="Yesterday the deploy to staging went fine")
         result = await client.call_tool("recall_memories", {})
     block = structured(result)
-    assert [i["memory"]["id"] for i in block["preferences"]] == [pref["id"]]
-    assert [i["memory"]["id"] for i in block["long_term"]] == [fact["id"]]
-    assert [i["memory"]["id"] for i in block["short_term"]] == [note["id"]]
+    assert [i["id"] for i in block["preferences"]] == [pref["id"]]
+    assert [i["id"] for i in block["long_term"]] == [fact["id"]]
+    assert [i["id"] for i in block["short_term"]] == [note["id"]]
     assert block["long_term_mode"] == "dump_all" and block["semantic_search"] is True
     text = text_of(result)
     assert text.startswith("# Tallei memory")

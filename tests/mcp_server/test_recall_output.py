@@ -1,0 +1,167 @@
+"""The lean structured output of recall_memories: what each item carries, and how big it is."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+
+from tallei_desktop.core.models import MemoryType
+from tallei_desktop.core.service import MemoryService
+from tallei_desktop.mcp_server.server import TalleiServer
+from tests.mcp_server.conftest import session, structured, text_of
+
+pytestmark = pytest.mark.anyio
+
+#: Every item's fields; ``conflict_ids`` only appears when the memory is part of an open conflict.
+ITEM_FIELDS = {"id", "type", "bucket", "confidence", "platforms", "date", "score", "content"}
+TOP_FIELDS = {
+    "query",
+    "preferences",
+    "long_term",
+    "short_term",
+    "more",
+    "long_term_mode",
+    "semantic_search",
+    "open_conflicts",
+}
+PLATFORMS = ("claude", "chatgpt", "gemini", "cursor", "vscode")
+NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
+
+
+def corpus() -> list[tuple[str, MemoryType, str, datetime | None]]:
+    """A few hundred distinct memories of every type, about 100 bytes long, as assistants tend to write them.
+
+    Preferences, facts and decisions all come from one platform: from several, these look-alike
+    sentences would be flagged as conflicts between assistants, whose warnings lengthen the text.
+    """
+    people = ("Amara", "Bruno", "Chen", "Dalia", "Emeka", "Freya", "Goran", "Hana")
+    things = (
+        "the billing service",
+        "the mobile app",
+        "the data pipeline",
+        "the design review",
+        "the autumn offsite",
+        "the hiring plan",
+        "the search index",
+        "the customer survey",
+    )
+    out: list[tuple[str, MemoryType, str, datetime | None]] = []
+    for n, (who, what) in enumerate(itertools.product(people, things)):
+        platform = PLATFORMS[n % len(PLATFORMS)]
+        happened = NOW - timedelta(days=n % 50, hours=n % 7)
+        out += [
+            (
+                f"Prefers {who}'s summaries of {what} as short bullet lists, with the open questions and owners at the top",
+                MemoryType.PREFERENCE,
+                "claude",
+                None,
+            ),
+            (
+                f"{who} owns {what} and reviews every change to it before release, usually on Tuesday mornings",
+                MemoryType.FACT,
+                "claude",
+                None,
+            ),
+            (
+                f"Decided with {who} to move {what} onto the new cluster once the migration scripts have been reviewed",
+                MemoryType.DECISION,
+                "claude",
+                None,
+            ),
+            (
+                f"Learned from {who} that {what} needs load tests before launch, or it falls over under the first real traffic",
+                MemoryType.LESSON,
+                platform,
+                None,
+            ),
+            (
+                f"Met {who} to go through open questions about {what} and agree on next steps",
+                MemoryType.EVENT,
+                platform,
+                happened,
+            ),
+            (
+                f"Note to ask {who} about the budget for {what} before the planning meeting at the end of the month",
+                MemoryType.NOTE,
+                platform,
+                happened,
+            ),
+        ]
+    return out
+
+
+def fill(service: MemoryService) -> None:
+    for content, mtype, platform, occurred in corpus():
+        service.save(content, type=mtype, platform=platform, occurred_at=occurred)
+    assert service.wait_idle(60)
+
+
+def items(block: dict[str, Any]) -> list[dict[str, Any]]:
+    return [*block["preferences"], *block["long_term"], *block["short_term"], *block["more"]]
+
+
+async def test_each_item_carries_what_the_block_shows_and_nothing_more(
+    server: TalleiServer, service: MemoryService
+) -> None:
+    fill(service)
+    async with session(server) as client:
+        result = await client.call_tool("recall_memories", {"query": "Amara and the billing service"})
+    block, text = structured(result), text_of(result)
+    assert set(block) == TOP_FIELDS
+    assert block["query"] == "Amara and the billing service" and block["open_conflicts"] == 0
+    recalled = items(block)
+    assert len(recalled) > 20
+    for item in recalled:
+        assert set(item) == ITEM_FIELDS
+        memory = service.get(item["id"])
+        dated = (
+            memory.occurred_at if memory.type in {MemoryType.EVENT, MemoryType.NOTE} else memory.updated_at
+        )
+        assert item["date"] == f"{dated:%Y-%m-%d}"
+        assert (item["type"], item["bucket"], item["confidence"]) == (
+            memory.type,
+            memory.bucket,
+            memory.confidence,
+        )
+        assert item["content"] == memory.content and item["platforms"] == list(memory.platforms)
+        assert f"{item['date']} · id {item['id']}]" in text
+    scores = [i["score"] for i in recalled if i["score"] is not None]
+    assert scores and all(round(s, 4) == s for s in scores)
+
+
+async def test_the_structured_result_stays_within_half_again_the_text_block(
+    server: TalleiServer, service: MemoryService
+) -> None:
+    fill(service)
+    async with session(server) as client:
+        for query in ("", "Amara and the billing service", "load tests before launch", "budget questions"):
+            result = await client.call_tool("recall_memories", {"query": query})
+            block, text = structured(result), text_of(result)
+            assert len(items(block)) > 20
+            wire = json.dumps(block, ensure_ascii=False, separators=(",", ":")).encode()
+            ratio = len(wire) / len(text.encode())
+            assert ratio <= 1.5, f"{query!r}: structured {len(wire):,} B is {ratio:.2f}x the text"
+
+
+async def test_recall_items_name_their_open_conflicts(server: TalleiServer, service: MemoryService) -> None:
+    async with session(server, client_name="claude-ai") as claude:
+        tabs = structured(
+            await claude.call_tool("save_memory", {"content": "I prefer tabs for indentation in Python"})
+        )
+        assert service.wait_idle(30)
+    async with session(server, client_name="openai-mcp") as chatgpt:
+        spaces = structured(
+            await chatgpt.call_tool("save_memory", {"content": "I prefer spaces for indentation in Python"})
+        )
+        assert service.wait_idle(30)
+        conflicts = structured(await chatgpt.call_tool("list_conflicts", {}))["conflicts"]
+        block = structured(await chatgpt.call_tool("recall_memories", {"query": "indentation"}))
+    assert len(conflicts) == 1 and block["open_conflicts"] == 1
+    shown = {i["id"]: i for i in items(block)}
+    assert set(shown) == {tabs["id"], spaces["id"]}
+    assert all(i["conflict_ids"] == [conflicts[0]["id"]] for i in shown.values())
+    assert shown[tabs["id"]]["platforms"] == ["claude"] and shown[spaces["id"]]["platforms"] == ["chatgpt"]

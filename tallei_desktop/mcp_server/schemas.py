@@ -1,7 +1,8 @@
 """The wire shapes of the tools: argument types with their limits, and the structured results.
 
 These models are public API (they become each tool's input and output JSON schema), so fields are
-only ever added; the one deliberate exception is the lean recall item (docs/adr/0004). Each ``*_out`` function turns a core value into its wire model.
+only ever added; the one deliberate exception is the lean recall item (docs/adr/0004). Each
+``*_out`` function turns a core value into its wire model.
 """
 
 from __future__ import annotations
@@ -296,7 +297,7 @@ def _item(i: RecallItem) -> RecallItemOut:
         confidence=m.confidence,
         platforms=list(m.platforms),
         date=when.date(),
-        # Four decimals order the items as well as seventeen, in a third of the bytes.
+        # Four decimals are plenty to compare relevance by, in a third of the bytes.
         score=None if i.score is None else round(i.score, 4),
         content=m.content,
         conflict_ids=list(i.conflict_ids),

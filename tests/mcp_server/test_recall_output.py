@@ -108,6 +108,8 @@ async def test_each_item_carries_what_the_block_shows_and_nothing_more(
     server: TalleiServer, service: MemoryService
 ) -> None:
     fill(service)
+    # As stored when recalled: each recall confirms what it returns, which can raise a confidence.
+    stored = {m.id: m for offset in (0, 500) for m in service.list(limit=500, offset=offset)}
     async with session(server) as client:
         result = await client.call_tool("recall_memories", {"query": "Amara and the billing service"})
     block, text = structured(result), text_of(result)
@@ -117,7 +119,7 @@ async def test_each_item_carries_what_the_block_shows_and_nothing_more(
     assert len(recalled) > 20
     for item in recalled:
         assert set(item) == ITEM_FIELDS
-        memory = service.get(item["id"])
+        memory = stored[item["id"]]
         dated = (
             memory.occurred_at if memory.type in {MemoryType.EVENT, MemoryType.NOTE} else memory.updated_at
         )

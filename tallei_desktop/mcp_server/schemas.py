@@ -2,14 +2,16 @@
 
 These models are public API (they become each tool's input and output JSON schema), so fields are
 only ever added; the one deliberate exception is the lean recall item (docs/adr/0004). Each
-``*_out`` function turns a core value into its wire model.
+``*_out`` function turns a core value into its wire model; ``recall_structured`` builds the recall
+result's wire form directly, as the model would dump it. Output schemas are published flat
+(:func:`flat_schema`): the same contract, without references to resolve.
 """
 
 from __future__ import annotations
 
 from datetime import date as Day
 from datetime import datetime
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
@@ -55,8 +57,10 @@ __all__ = [
     "StatusName",
     "StatusOut",
     "conflict_out",
+    "flat_schema",
     "memory_out",
     "recall_out",
+    "recall_structured",
     "save_out",
     "search_out",
     "status_out",
@@ -304,6 +308,40 @@ def _item(i: RecallItem) -> RecallItemOut:
     )
 
 
+def _item_structured(i: RecallItem) -> dict[str, Any]:
+    m = i.memory
+    when = m.occurred_at if m.type in _DATED_BY_OCCURRENCE else m.updated_at
+    item: dict[str, Any] = {
+        "id": m.id,
+        "type": m.type.value,
+        "bucket": m.bucket.value,
+        "confidence": m.confidence.value,
+        "platforms": list(m.platforms),
+        "date": when.date().isoformat(),
+        "score": None if i.score is None else round(i.score, 4),
+        "content": m.content,
+    }
+    if i.conflict_ids:
+        item["conflict_ids"] = list(i.conflict_ids)
+    return item
+
+
+def recall_structured(r: RecallResult) -> dict[str, Any]:
+    """``recall_out(r).model_dump(mode="json")``, built directly: a recall carries a couple of hundred
+    items, and building and dumping a model of each costs more than the rest of the server's answer.
+    A test keeps the two equal."""
+    return {
+        "query": r.query,
+        "preferences": [_item_structured(i) for i in r.preferences],
+        "long_term": [_item_structured(i) for i in r.long_term],
+        "short_term": [_item_structured(i) for i in r.short_term],
+        "more": [_item_structured(i) for i in r.more],
+        "long_term_mode": r.long_term_mode.value,
+        "semantic_search": r.semantic_search,
+        "open_conflicts": r.open_conflicts,
+    }
+
+
 def recall_out(r: RecallResult) -> RecallOut:
     return RecallOut(
         query=r.query,
@@ -346,3 +384,41 @@ def status_out(s: StoreStatus) -> StatusOut:
         model_state=s.model_state,
         schema_version=s.schema_version,
     )
+
+
+#: Keywords whose value maps names to subschemas: their keys are names, never keywords.
+_NAMED_SUBSCHEMAS = frozenset({"properties", "patternProperties", "$defs", "definitions"})
+
+
+def flat_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` with every local ``#/$defs/…`` reference replaced by its definition, and without
+    the ``title`` pydantic derives from each name: it accepts exactly what ``schema`` accepts.
+
+    Clients validate every structured result against the published schema, and a reference is
+    resolved again at every place it is met, for every item of every result; inline, each item costs
+    about half as much to check. The schemas have no recursive definitions, so inlining ends.
+    """
+    defs: dict[str, Any] = schema.get("$defs", {})
+
+    def inline(node: Any) -> Any:
+        if isinstance(node, list):
+            return [inline(n) for n in node]
+        if not isinstance(node, dict):
+            return node
+        ref = node.get("$ref")
+        if isinstance(ref, str) and ref.startswith("#/$defs/"):
+            # Siblings of the reference (a field's description) win over the definition's own.
+            merged = {**defs[ref.removeprefix("#/$defs/")], **{k: v for k, v in node.items() if k != "$ref"}}
+            return inline(merged)
+        out: dict[str, Any] = {}
+        for key, value in node.items():
+            if key in ("$defs", "title"):
+                continue
+            if key in _NAMED_SUBSCHEMAS and isinstance(value, dict):
+                out[key] = {name: inline(sub) for name, sub in value.items()}
+            else:
+                out[key] = inline(value)
+        return out
+
+    flat: dict[str, Any] = inline(schema)
+    return flat

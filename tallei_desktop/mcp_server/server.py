@@ -20,6 +20,7 @@ from mcp_types import CallToolResult, InputRequiredResult, ToolAnnotations
 from pydantic import ValidationError
 
 from tallei_desktop import __version__
+from tallei_desktop.mcp_server.schemas import flat_schema
 from tallei_desktop.mcp_server.tools import TOOLS, ServiceCalls, ServiceSource, ToolSpec, check_access
 
 __all__ = ["INSTRUCTIONS", "SERVER_NAME", "ServiceSource", "TalleiServer", "build_server"]
@@ -70,10 +71,14 @@ class TalleiServer(MCPServer[Any]):
     def register(
         self, fn: Callable[..., Any], *, title: str, description: str, annotations: ToolAnnotations
     ) -> None:
-        """Add ``fn`` as the tool of the same name, with an output schema taken from its return type."""
+        """Add ``fn`` as the tool of the same name, with an output schema taken from its return type
+        and published flat (:func:`flat_schema`); results are still checked against the model."""
         self.add_tool(
             fn, title=title, description=description, annotations=annotations, structured_output=True
         )
+        tool = self._tool_manager.get_tool(fn.__name__)
+        if tool is not None and tool.fn_metadata.output_schema is not None:
+            tool.fn_metadata.output_schema = flat_schema(tool.fn_metadata.output_schema)
         self._known_tools.add(fn.__name__)
 
     async def call_tool(

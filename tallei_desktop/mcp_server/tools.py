@@ -24,7 +24,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
-from tallei_desktop.core import KnownError, MemoryService
+from tallei_desktop.core import KnownError, MemoryService, RecallResult
 from tallei_desktop.mcp_server.platforms import UNKNOWN_PLATFORM, platform_for_client
 from tallei_desktop.mcp_server.schemas import (
     BucketName,
@@ -47,7 +47,7 @@ from tallei_desktop.mcp_server.schemas import (
     StatusOut,
     conflict_out,
     memory_out,
-    recall_out,
+    recall_structured,
     save_out,
     search_out,
     status_out,
@@ -81,6 +81,8 @@ T = TypeVar("T")
 ServiceSource = MemoryService | Callable[[], MemoryService]
 
 _MAX_MESSAGE = 400
+#: Recall answers kept for reuse (see :meth:`ServiceCalls.recall_answer`); the oldest goes first.
+_RECALL_ANSWERS_KEPT = 64
 
 
 def _one_line(text: str) -> str:
@@ -95,6 +97,27 @@ class ServiceCalls:
         self._get: Callable[[], MemoryService] = (
             (lambda: source) if isinstance(source, MemoryService) else source
         )
+        self._recall_answers: dict[str, tuple[RecallResult, CallToolResult]] = {}
+
+    def recall_answer(self, result: RecallResult) -> CallToolResult:
+        """The tool result for ``result``, built once per result the service hands out.
+
+        The service returns the very same :class:`RecallResult` for a repeated query until the store
+        changes (in any process) or the entry ages out, and a new one after; so an answer kept beside
+        the result it was built from is reused only while that result is still the current one, and is
+        never stale. One answer is kept per query, for the queries the service still caches.
+        """
+        kept = self._recall_answers.get(result.query)
+        if kept is not None and kept[0] is result:
+            return kept[1]
+        answer = CallToolResult(
+            content=[TextContent(type="text", text=result.text)],
+            structured_content=recall_structured(result),
+        )
+        if len(self._recall_answers) >= _RECALL_ANSWERS_KEPT:
+            self._recall_answers.pop(next(iter(self._recall_answers)))
+        self._recall_answers[result.query] = (result, answer)
+        return answer
 
     async def run(self, tool: str, call: Callable[[MemoryService], T]) -> T:
         try:
@@ -212,10 +235,7 @@ SAVE_MEMORY = ToolSpec(
 
 async def recall_memories(calls: ServiceCalls, query: Query = "") -> Annotated[CallToolResult, RecallOut]:
     result = await calls.run("recall_memories", lambda s: s.recall(query))
-    return CallToolResult(
-        content=[TextContent(type="text", text=result.text)],
-        structured_content=recall_out(result).model_dump(mode="json"),
-    )
+    return calls.recall_answer(result)
 
 
 RECALL_MEMORIES = ToolSpec(

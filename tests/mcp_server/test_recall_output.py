@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
+import copy
 import itertools
 import json
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
+from jsonschema.validators import validator_for
 
 from tallei_desktop.core.models import MemoryType
 from tallei_desktop.core.service import MemoryService
+from tallei_desktop.core.store.database import Database
+from tallei_desktop.mcp_server.schemas import RecallOut, recall_out, recall_structured
 from tallei_desktop.mcp_server.server import TalleiServer
-from tests.mcp_server.conftest import session, structured, text_of
+from tests.mcp_server.conftest import BUDGETS, KEY, session, structured, text_of
+from tests.support.fake_embedder import HashEmbedder
 
 pytestmark = pytest.mark.anyio
 
@@ -167,3 +173,105 @@ async def test_recall_items_name_their_open_conflicts(server: TalleiServer, serv
     assert set(shown) == {tabs["id"], spaces["id"]}
     assert all(i["conflict_ids"] == [conflicts[0]["id"]] for i in shown.values())
     assert shown[tabs["id"]]["platforms"] == ["claude"] and shown[spaces["id"]]["platforms"] == ["chatgpt"]
+
+
+def conflicting_pair(service: MemoryService) -> None:
+    service.save("I prefer tabs for indentation in Python", platform="claude")
+    service.save("I prefer spaces for indentation in Python", platform="chatgpt")
+    assert service.wait_idle(30) and service.status().open_conflicts == 1
+
+
+async def test_the_structured_result_is_what_the_model_dumps(service: MemoryService) -> None:
+    fill(service)
+    conflicting_pair(service)
+    for query in ("", "Amara and the billing service", "indentation in Python"):
+        result = service.recall(query)
+        assert any(i.score is not None for i in result.items) and any(i.score is None for i in result.items)
+        assert recall_structured(result) == recall_out(result).model_dump(mode="json")
+    assert any(i.conflict_ids for i in service.recall("indentation in Python").items)
+
+
+def nodes(schema: Any) -> list[dict[str, Any]]:
+    """Every object in a JSON schema, nested ones included."""
+    if isinstance(schema, list):
+        return [n for s in schema for n in nodes(s)]
+    if not isinstance(schema, dict):
+        return []
+    return [schema, *(n for v in schema.values() for n in nodes(v))]
+
+
+async def test_output_schemas_are_published_flat(server: TalleiServer) -> None:
+    async with session(server) as client:
+        tools = {t.name: t.output_schema for t in (await client.list_tools()).tools}
+    for name, schema in tools.items():
+        assert schema is not None
+        for node in nodes(schema):
+            assert "$ref" not in node and "$defs" not in node, name
+    item = tools["recall_memories"]["properties"]["long_term"]["items"]
+    assert set(item["properties"]) == ITEM_FIELDS | {"conflict_ids"}
+    assert set(item["required"]) == ITEM_FIELDS
+    assert item["properties"]["type"]["enum"] == [t.value for t in MemoryType]
+    # Only the score may be null (in each of the four lists), and nothing else branches.
+    branching = [n for n in nodes(tools["recall_memories"]) if "anyOf" in n]
+    assert branching == [item["properties"]["score"]] * 4
+    assert item["properties"]["confidence"]["description"].startswith("UNCONFIRMED when seen once")
+
+
+def broken(block: dict[str, Any]) -> list[dict[str, Any]]:
+    """``block`` spoilt in the ways a flat schema might fail to notice, one way each."""
+    out = []
+    for field, value in (
+        ("type", "opinion"),
+        ("bucket", "somewhere"),
+        ("confidence", "LOW"),
+        ("score", "high"),
+        ("platforms", [1]),
+        ("conflict_ids", "c1"),
+        ("content", None),
+    ):
+        spoilt = copy.deepcopy(block)
+        spoilt["long_term"][0][field] = value
+        out.append(spoilt)
+    missing = copy.deepcopy(block)
+    del missing["long_term"][0]["date"]
+    return [*out, missing, {**block, "long_term_mode": "all"}, {**block, "more": [{}]}]
+
+
+async def test_the_flat_recall_schema_accepts_and_rejects_what_the_model_does(
+    server: TalleiServer, service: MemoryService
+) -> None:
+    fill(service)
+    async with session(server) as client:
+        flat = next(t for t in (await client.list_tools()).tools if t.name == "recall_memories").output_schema
+        block = structured(
+            await client.call_tool("recall_memories", {"query": "Amara and the billing service"})
+        )
+    assert flat is not None and block["long_term"]
+    derived = RecallOut.model_json_schema(mode="serialization")
+    for schema in (flat, derived):
+        validator = validator_for(schema)(schema)
+        assert not list(validator.iter_errors(block))
+        for spoilt in broken(block):
+            assert list(validator.iter_errors(spoilt)), spoilt
+
+
+async def test_a_repeated_recall_is_answered_again_only_until_the_store_changes(
+    server: TalleiServer, service: MemoryService, tmp_path: Path
+) -> None:
+    fill(service)
+    query = "the autumn offsite"
+    async with session(server) as client:
+        first = await client.call_tool("recall_memories", {"query": query})
+        again = await client.call_tool("recall_memories", {"query": query})
+        assert structured(again) == structured(first) and text_of(again) == text_of(first)
+        # Another process saves to the same store.
+        other = MemoryService(
+            Database(tmp_path / "tallei.db", KEY, key_source="test key"), HashEmbedder(), budgets=BUDGETS
+        )
+        try:
+            saved = other.save("Prefers the autumn offsite to be held somewhere reachable by train")
+        finally:
+            other.close()
+        after = await client.call_tool("recall_memories", {"query": query})
+    assert saved.id in {i["id"] for i in items(structured(after))}
+    assert "reachable by train" in text_of(after) and "reachable by train" not in text_of(first)

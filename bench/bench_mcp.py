@@ -1,6 +1,7 @@
 """End-to-end benchmark of the MCP server: tool round trips through the SDK's own clients.
 
     python bench/bench_mcp.py [--size 10000] [--quick] [--out bench/results/mcp.json]
+                              [--baseline DIR] [--store DIR]
 
 It builds one encrypted store of ``--size`` realistic memories in a temporary folder (passphrase key
 path, never the OS keyring) by calling ``MemoryService.save``, lets the real background worker embed
@@ -20,14 +21,24 @@ background work left, so what is measured is the steady state. Then:
 * ``recall_memories`` warm: one query repeated (the server's recall cache);
 * ``recall_memories`` cold: distinct queries never asked before, query embedding included.
 
+* ``recall_memories`` on an empty store: the same call with nothing to return, the floor that the
+  SDK's client and server and the transport set.
+
 Client and server share this machine's CPUs. It prints a table and writes the raw figures as JSON.
 ``--quick`` keeps the store size and cuts the repetitions.
+
+``--baseline DIR`` measures another source tree of Tallei side by side with this one (for example
+main, unpacked with ``git archive main | tar -x -C DIR``): each program gets its own copy of the same
+store, the cold starts alternate, and the round-trip sessions of both are open at once and take
+turns call by call, so that a busy machine slows both alike. ``--store DIR`` keeps the built store
+in DIR and reuses it on the next run (a 10,000-memory store takes minutes to embed).
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import json
 import os
 import platform
 import shutil
@@ -163,12 +174,35 @@ def build_store(env: dict[str, str], memories: Sequence[CorpusMemory]) -> dict[s
 # -- the servers and clients ---------------------------------------------------------------------------
 
 
-def tallei_command(*args: str) -> list[str]:
-    """The program as clients launch it: the console script beside this Python, else ``-m``."""
+def tallei_command(*args: str, source: Path | None = None) -> list[str]:
+    """The program as clients launch it: the console script beside this Python, else ``-m``; with
+    ``source``, that source tree's program (``-m`` with ``source`` on ``PYTHONPATH``, see ``Program``)."""
     script = Path(sys.executable).absolute().parent / "tallei-desktop"
-    if script.is_file() and os.access(script, os.X_OK):
+    if source is None and script.is_file() and os.access(script, os.X_OK):
         return [str(script), *args]
     return [sys.executable, "-m", "tallei_desktop", *args]
+
+
+@dataclass(frozen=True, slots=True)
+class Program:
+    """One version of Tallei under measurement: this checkout, or another source tree of it."""
+
+    label: str
+    source: Path | None = None
+
+    def env(self, env: dict[str, str]) -> dict[str, str]:
+        if self.source is None:
+            return env
+        # Ahead of the installed (editable) package, so that `-m tallei_desktop` is the other tree's.
+        return {**env, "PYTHONPATH": str(self.source)}
+
+    def command(self, *args: str) -> list[str]:
+        return tallei_command(*args, source=self.source)
+
+    @property
+    def cwd(self) -> Path | None:
+        """Where to start it: `-m` puts the working folder first on the path, ahead of PYTHONPATH."""
+        return self.source
 
 
 def text_of(result: CallToolResult) -> str:
@@ -204,6 +238,8 @@ class Samples:
         self.round_trip: list[float] = []
         self.validation: list[float] = []
         self.result_bytes: list[int] = []
+        #: The structured result's compact JSON over the text block, in UTF-8 bytes.
+        self.structured_ratio: list[float] = []
 
     def add(self, seconds: float, result: CallToolResult) -> None:
         self.round_trip.append(seconds)
@@ -213,12 +249,19 @@ class Samples:
         if errors:
             raise RuntimeError(f"a result does not match its output schema: {errors[0].message}")
         self.result_bytes.append(len(result.model_dump_json(by_alias=True, exclude_unset=True)))
+        text = text_of(result).encode()
+        if text:
+            wire = json.dumps(result.structured_content, ensure_ascii=False, separators=(",", ":"))
+            self.structured_ratio.append(len(wire.encode()) / len(text))
 
     def report(self) -> dict[str, Any]:
         return {
             **summary(self.round_trip),
             "client_schema_validation": summary(self.validation),
             "result_bytes_p50": statistics.median(self.result_bytes) if self.result_bytes else None,
+            "structured_to_text_p50": (
+                round(statistics.median(self.structured_ratio), 3) if self.structured_ratio else None
+            ),
         }
 
 
@@ -233,15 +276,18 @@ async def output_validators(client: Client) -> dict[str, Any]:
     return validators
 
 
-def stdio_transport(env: dict[str, str], errlog: TextIO) -> Any:
-    command, *args = tallei_command("mcp")
-    return stdio_client(StdioServerParameters(command=command, args=args, env=env), errlog=errlog)
+def stdio_transport(program: Program, env: dict[str, str], errlog: TextIO) -> Any:
+    command, *args = program.command("mcp")
+    return stdio_client(
+        StdioServerParameters(command=command, args=args, env=program.env(env), cwd=program.cwd),
+        errlog=errlog,
+    )
 
 
 @asynccontextmanager
-async def stdio_session(env: dict[str, str], errlog: TextIO) -> AsyncIterator[Client]:
+async def stdio_session(program: Program, env: dict[str, str], errlog: TextIO) -> AsyncIterator[Client]:
     async with Client(
-        stdio_transport(env, errlog),
+        stdio_transport(program, env, errlog),
         mode="legacy",
         client_info=Implementation(name=STDIO_CLIENT, version="1.0"),
         read_timeout_seconds=TIMEOUT_S,
@@ -274,12 +320,13 @@ def read_line(stream: IO[str], timeout: float) -> str:
 
 
 @contextlib.contextmanager
-def serve_process(env: dict[str, str], errlog: TextIO) -> Iterator[str]:
+def serve_process(program: Program, env: dict[str, str], errlog: TextIO) -> Iterator[str]:
     """``tallei-desktop serve`` on a free loopback port; yields its MCP URL once it listens."""
     proc = subprocess.Popen(
         # Port 0: the server takes a free port and says which in its first line.
-        tallei_command("serve", "--host", "127.0.0.1", "--port", "0"),
-        env=env,
+        program.command("serve", "--host", "127.0.0.1", "--port", "0"),
+        env=program.env(env),
+        cwd=program.cwd,
         stdout=subprocess.PIPE,
         stderr=errlog,
         text=True,
@@ -300,9 +347,15 @@ def serve_process(env: dict[str, str], errlog: TextIO) -> Iterator[str]:
             proc.wait(TIMEOUT_S)
 
 
-def token_of(env: dict[str, str]) -> str:
+def token_of(program: Program, env: dict[str, str]) -> str:
     done = subprocess.run(
-        tallei_command("token"), env=env, capture_output=True, text=True, timeout=TIMEOUT_S, check=False
+        program.command("token"),
+        env=program.env(env),
+        cwd=program.cwd,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+        check=False,
     )
     if done.returncode != 0:
         raise RuntimeError(f"`tallei-desktop token` failed: {done.stderr.strip()}")
@@ -321,25 +374,37 @@ def logs_tail(env: dict[str, str], errlog: Path, lines: int = 30) -> str:
 # -- measurements --------------------------------------------------------------------------------------
 
 
-async def measure_cold_starts(env: dict[str, str], errlog: TextIO, n: int) -> dict[str, Any]:
-    """Spawn ``tallei-desktop mcp`` ``n`` times; time spawn → initialize and spawn → first tool result."""
-    to_initialize: list[float] = []
-    to_first_tool: list[float] = []
+async def measure_cold_starts(
+    programs: Sequence[tuple[Program, dict[str, str]]], errlog: TextIO, n: int
+) -> dict[str, dict[str, Any]]:
+    """Spawn ``tallei-desktop mcp`` ``n`` times per program, the programs taking turns; time spawn →
+    initialize and spawn → first tool result."""
+    to_initialize: dict[str, list[float]] = {p.label: [] for p, _ in programs}
+    to_first_tool: dict[str, list[float]] = {p.label: [] for p, _ in programs}
     for i in range(n):
-        t0 = time.perf_counter()
-        client = Client(
-            stdio_transport(env, errlog),
-            mode="legacy",
-            client_info=Implementation(name=STDIO_CLIENT, version="1.0"),
-            read_timeout_seconds=TIMEOUT_S,
-        )
-        # Entering spawns the process and completes the initialize handshake.
-        async with client:
-            to_initialize.append(time.perf_counter() - t0)
-            await call(client, "memory_status", {})
-            to_first_tool.append(time.perf_counter() - t0)
-        say(f"cold start {i + 1}/{n}: initialize {to_initialize[-1] * 1e3:.0f} ms")
-    return {"initialize": summary(to_initialize), "first_tool_result": summary(to_first_tool)}
+        for program, env in programs:
+            t0 = time.perf_counter()
+            client = Client(
+                stdio_transport(program, env, errlog),
+                mode="legacy",
+                client_info=Implementation(name=STDIO_CLIENT, version="1.0"),
+                read_timeout_seconds=TIMEOUT_S,
+            )
+            # Entering spawns the process and completes the initialize handshake.
+            async with client:
+                to_initialize[program.label].append(time.perf_counter() - t0)
+                await call(client, "memory_status", {})
+                to_first_tool[program.label].append(time.perf_counter() - t0)
+            say(
+                f"{program.label} cold start {i + 1}/{n}: initialize {to_initialize[program.label][-1] * 1e3:.0f} ms"
+            )
+    return {
+        label: {
+            "initialize": summary(to_initialize[label]),
+            "first_tool_result": summary(to_first_tool[label]),
+        }
+        for label in to_initialize
+    }
 
 
 async def settle(client: Client) -> dict[str, Any]:
@@ -360,74 +425,128 @@ def save_arguments(m: CorpusMemory) -> dict[str, Any]:
     return arguments
 
 
-async def measure_round_trips(client: Client, corpus: Corpus, reps: Reps, label: str) -> dict[str, Any]:
-    """save_memory (worker idle before each), recall_memories warm and cold, on a settled server."""
-    saves = corpus.only(WARMUP + reps.save, TYPES, salt=f"mcp-saves-{label}")
-    queries = corpus.queries(WARMUP + 1 + reps.cold, salt=f"mcp-{label}")
+async def measure_round_trips(
+    clients: Sequence[tuple[str, Client]], corpus: Corpus, reps: Reps, transport: str
+) -> dict[str, dict[str, Any]]:
+    """save_memory (worker idle before each), recall_memories warm and cold, on settled servers.
+
+    With several clients (one per program), each call is made by every client in turn."""
+    saves = corpus.only(WARMUP + reps.save, TYPES, salt=f"mcp-saves-{transport}")
+    queries = corpus.queries(WARMUP + 1 + reps.cold, salt=f"mcp-{transport}")
     warmup_queries, warm_query, cold_queries = queries[:WARMUP], queries[WARMUP], queries[WARMUP + 1 :]
-    validators = await output_validators(client)
+    labels = [label for label, _ in clients]
+    validators = {label: await output_validators(client) for label, client in clients}
 
-    before = await settle(client)
-    for m in saves[:WARMUP]:
-        await call(client, "save_memory", save_arguments(m))
-    for q in warmup_queries:
-        await call(client, "recall_memories", {"query": q})
-    await settle(client)
-
-    say(f"{label}: save_memory x{reps.save}")
-    load_start = loadavg()
-    saved = Samples(validators["save_memory"])
-    confirmed = 0
-    for m in saves[WARMUP:]:
-        dt, result = await timed_call(client, "save_memory", save_arguments(m))
-        saved.add(dt, result)
-        confirmed += bool((result.structured_content or {}).get("confirmed_existing"))
+    before = {label: await settle(client) for label, client in clients}
+    for _, client in clients:
+        for m in saves[:WARMUP]:
+            await call(client, "save_memory", save_arguments(m))
+        for q in warmup_queries:
+            await call(client, "recall_memories", {"query": q})
         await settle(client)
 
-    say(f"{label}: recall_memories warm x{reps.warm}")
-    warm = Samples(validators["recall_memories"])
-    await call(client, "recall_memories", {"query": warm_query})
-    for _ in range(reps.warm):
-        warm.add(*await timed_call(client, "recall_memories", {"query": warm_query}))
+    say(f"{transport}: save_memory x{reps.save}")
+    load_start = loadavg()
+    saved = {label: Samples(validators[label]["save_memory"]) for label in labels}
+    confirmed = dict.fromkeys(labels, 0)
+    for m in saves[WARMUP:]:
+        for label, client in clients:
+            dt, result = await timed_call(client, "save_memory", save_arguments(m))
+            saved[label].add(dt, result)
+            confirmed[label] += bool((result.structured_content or {}).get("confirmed_existing"))
+            await settle(client)
 
-    say(f"{label}: recall_memories cold x{reps.cold}")
-    cold = Samples(validators["recall_memories"])
-    modes, semantic, items = Counter[str](), 0, []
+    say(f"{transport}: recall_memories warm x{reps.warm}")
+    warm = {label: Samples(validators[label]["recall_memories"]) for label in labels}
+    for _, client in clients:
+        await call(client, "recall_memories", {"query": warm_query})
+    for _ in range(reps.warm):
+        for label, client in clients:
+            warm[label].add(*await timed_call(client, "recall_memories", {"query": warm_query}))
+
+    say(f"{transport}: recall_memories cold x{reps.cold}")
+    cold = {label: Samples(validators[label]["recall_memories"]) for label in labels}
+    modes = {label: Counter[str]() for label in labels}
+    semantic = dict.fromkeys(labels, 0)
+    items: dict[str, list[int]] = {label: [] for label in labels}
     for q in cold_queries:
-        dt, result = await timed_call(client, "recall_memories", {"query": q})
-        cold.add(dt, result)
-        recall = result.structured_content or {}
-        modes[str(recall["long_term_mode"])] += 1
-        semantic += bool(recall["semantic_search"])
-        items.append(len(recall["preferences"]) + len(recall["long_term"]) + len(recall["short_term"]))
-    after = await settle(client)
+        for label, client in clients:
+            dt, result = await timed_call(client, "recall_memories", {"query": q})
+            cold[label].add(dt, result)
+            recall = result.structured_content or {}
+            modes[label][str(recall["long_term_mode"])] += 1
+            semantic[label] += bool(recall["semantic_search"])
+            items[label].append(
+                sum(len(recall[k]) for k in ("preferences", "long_term", "short_term", "more"))
+            )
+    after = {label: await settle(client) for label, client in clients}
+    load_end = loadavg()
     return {
-        "active_before": sum(before["counts"].values()),
-        "active_after": sum(after["counts"].values()),
-        "model_state": after["model_state"],
-        "save_memory": {**saved.report(), "confirmed_existing": confirmed},
-        "recall_warm": {**warm.report(), "query": warm_query},
-        "recall_cold": {
-            **cold.report(),
-            "long_term_modes": dict(modes),
-            "semantic": semantic,
-            "items_per_recall_p50": statistics.median(items) if items else None,
-        },
-        # This benchmark's own client and server included.
-        "loadavg_during": [*load_start, *loadavg()],
+        label: {
+            "active_before": sum(before[label]["counts"].values()),
+            "active_after": sum(after[label]["counts"].values()),
+            "model_state": after[label]["model_state"],
+            "save_memory": {**saved[label].report(), "confirmed_existing": confirmed[label]},
+            "recall_warm": {**warm[label].report(), "query": warm_query},
+            "recall_cold": {
+                **cold[label].report(),
+                "long_term_modes": dict(modes[label]),
+                "semantic": semantic[label],
+                "items_per_recall_p50": statistics.median(items[label]) if items[label] else None,
+            },
+            # This benchmark's own clients and servers included.
+            "loadavg_during": [*load_start, *load_end],
+        }
+        for label in labels
     }
 
 
-async def bench_stdio(env: dict[str, str], errlog: TextIO, corpus: Corpus, reps: Reps) -> dict[str, Any]:
-    async with stdio_session(env, errlog) as client:
-        return await measure_round_trips(client, corpus, reps, "stdio")
+async def measure_empty_recall(
+    programs: Sequence[tuple[Program, dict[str, str]]], errlog: TextIO, reps: Reps
+) -> dict[str, dict[str, Any]]:
+    """recall_memories warm on an empty store, the programs taking turns: what a round trip costs
+    with nothing to return."""
+    async with contextlib.AsyncExitStack() as stack:
+        clients = [
+            (program.label, await stack.enter_async_context(stdio_session(program, env, errlog)))
+            for program, env in programs
+        ]
+        validators = {label: await output_validators(client) for label, client in clients}
+        samples = {label: Samples(validators[label]["recall_memories"]) for label, _ in clients}
+        for _, client in clients:
+            await settle(client)
+            await call(client, "recall_memories", {"query": ""})
+        for _ in range(reps.warm):
+            for label, client in clients:
+                samples[label].add(*await timed_call(client, "recall_memories", {"query": ""}))
+    return {label: s.report() for label, s in samples.items()}
 
 
-async def bench_http(env: dict[str, str], errlog: TextIO, corpus: Corpus, reps: Reps) -> dict[str, Any]:
-    token = token_of(env)
-    with serve_process(env, errlog) as url:
-        async with http_session(url, token) as client:
-            return await measure_round_trips(client, corpus, reps, "http")
+async def bench_stdio(
+    programs: Sequence[tuple[Program, dict[str, str]]], errlog: TextIO, corpus: Corpus, reps: Reps
+) -> dict[str, dict[str, Any]]:
+    async with contextlib.AsyncExitStack() as stack:
+        clients = [
+            (program.label, await stack.enter_async_context(stdio_session(program, env, errlog)))
+            for program, env in programs
+        ]
+        return await measure_round_trips(clients, corpus, reps, "stdio")
+
+
+async def bench_http(
+    programs: Sequence[tuple[Program, dict[str, str]]], errlog: TextIO, corpus: Corpus, reps: Reps
+) -> dict[str, dict[str, Any]]:
+    with contextlib.ExitStack() as processes:
+        urls = [
+            (program, token_of(program, env), processes.enter_context(serve_process(program, env, errlog)))
+            for program, env in programs
+        ]
+        async with contextlib.AsyncExitStack() as stack:
+            clients = [
+                (program.label, await stack.enter_async_context(http_session(url, token)))
+                for program, token, url in urls
+            ]
+            return await measure_round_trips(clients, corpus, reps, "http")
 
 
 # -- report --------------------------------------------------------------------------------------------
@@ -478,34 +597,56 @@ def _fmt(value: Any) -> str:
 
 
 def render_table(report: dict[str, Any]) -> str:
+    labels: list[str] = report["programs"]
     rows: list[tuple[str, str, dict[str, Any]]] = []
     cold = report.get("stdio_cold_start")
     if cold:
-        rows.append(("stdio", "cold start → initialize answered", cold["initialize"]))
-        rows.append(("stdio", "cold start → first tool result", cold["first_tool_result"]))
+        rows.append(
+            ("stdio", "cold start → initialize answered", {k: v["initialize"] for k, v in cold.items()})
+        )
+        rows.append(
+            ("stdio", "cold start → first tool result", {k: v["first_tool_result"] for k, v in cold.items()})
+        )
     for transport, key in (("stdio", "stdio"), ("HTTP", "http")):
         run = report.get(key)
         if run:
-            rows.append((transport, "save_memory", run["save_memory"]))
-            rows.append((transport, "recall_memories warm (same query)", run["recall_warm"]))
-            rows.append((transport, "recall_memories cold (new queries)", run["recall_cold"]))
-    header = ["transport", "round trip (ms)", "n", "p50", "p95", "mean", "client check p50", "result KB"]
+            rows.append((transport, "save_memory", {k: v["save_memory"] for k, v in run.items()}))
+            rows.append(
+                (
+                    transport,
+                    "recall_memories warm (same query)",
+                    {k: v["recall_warm"] for k, v in run.items()},
+                )
+            )
+            rows.append(
+                (
+                    transport,
+                    "recall_memories cold (new queries)",
+                    {k: v["recall_cold"] for k, v in run.items()},
+                )
+            )
+    empty = report.get("empty_store_recall")
+    if empty:
+        rows.append(("stdio", "recall_memories, empty store (floor)", empty))
+    per = ["p50", "p95", "check p50", "KB", "struct/text"]
+    header = ["transport", "round trip (ms)", "n"]
+    for label in labels:
+        header += [f"{label} {c}".strip() for c in per]
     body = []
-    for t, name, s in rows:
-        check = s.get("client_schema_validation", {})
-        size = s.get("result_bytes_p50")
-        body.append(
-            [
-                t,
-                name,
-                str(s["n"]),
+    for t, name, by_label in rows:
+        cells = [t, name, str(by_label[labels[0]]["n"])]
+        for label in labels:
+            s = by_label[label]
+            check = s.get("client_schema_validation", {})
+            size = s.get("result_bytes_p50")
+            cells += [
                 _fmt(s.get("p50")),
                 _fmt(s.get("p95")),
-                _fmt(s.get("mean")),
                 _fmt(check.get("p50")),
                 _fmt(size / 1024) if isinstance(size, int | float) else "—",
+                _fmt(s.get("structured_to_text_p50")),
             ]
-        )
+        body.append(cells)
     widths = [max(len(r[i]) for r in [header, *body]) for i in range(len(header))]
 
     def line(cells: list[str]) -> str:
@@ -519,18 +660,24 @@ def render_table(report: dict[str, Any]) -> str:
         f"({store['active_per_bucket']}), {store['file_mb']} MB; built in {store['build_s']} s, "
         f"embedded in {store['drain_s']} s"
     ]
+    if len(labels) > 1:
+        notes.append(
+            "programs: "
+            + "; ".join(f"{label} = {report['sources'][label]}" for label in labels)
+            + " (each on its own copy of the store, taking turns call by call)"
+        )
     for key in ("stdio", "http"):
-        run = report.get(key)
-        if run:
+        for label, run in (report.get(key) or {}).items():
             c = run["recall_cold"]
             notes.append(
-                f"{key}: {run['active_before']:,} → {run['active_after']:,} active during the run; cold recalls "
-                f"semantic {c['semantic']}/{c['n']}, long-term modes {c['long_term_modes']}; "
+                f"{key} {label}: {run['active_before']:,} → {run['active_after']:,} active during the run; "
+                f"cold recalls semantic {c['semantic']}/{c['n']}, long-term modes {c['long_term_modes']}; "
                 f"saves confirming an existing memory {run['save_memory']['confirmed_existing']}"
             )
     notes.append(
-        "client check: the share of the round trip the Python SDK client spends checking the result "
-        "against the tool's output schema (jsonschema), timed apart on the same results"
+        "check: the share of the round trip the Python SDK client spends checking the result against "
+        "the tool's output schema (jsonschema), timed apart on the same results; struct/text: the "
+        "structured result's compact JSON over the text block"
     )
     cpus = report["machine"]["cpus_usable"] or 1
     # Sampled before this run started anything of its own, so the load is other programs'.
@@ -560,10 +707,43 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         "else ../shared/models/all-MiniLM-L6-v2-onnx beside the repository)",
     )
     parser.add_argument("--workdir", type=Path, help="where to build the store (default: a temporary folder)")
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        help="another Tallei source tree (holding tallei_desktop/) to measure side by side, "
+        "e.g. from `git archive main | tar -x -C DIR`",
+    )
+    parser.add_argument(
+        "--store",
+        type=Path,
+        help="keep the built store in this folder and reuse it when it is already there "
+        "(built with the same --size)",
+    )
     args = parser.parse_args(argv)
     if args.size <= 0:
         parser.error("--size must be positive")
+    if args.baseline is not None and not (args.baseline / "tallei_desktop" / "__init__.py").is_file():
+        parser.error(f"--baseline {args.baseline} holds no tallei_desktop package")
     return args
+
+
+def prepare_store(args: argparse.Namespace, env: dict[str, str], corpus: Corpus) -> dict[str, Any]:
+    """Build the store in ``env``'s data folder, or reuse the one kept in ``--store``."""
+    if args.store is None:
+        return build_store(env, corpus.memories(args.size))
+    kept = args.store / "store.json"
+    if kept.is_file():
+        info: dict[str, Any] = json.loads(kept.read_text(encoding="utf-8"))
+        if info["memories_saved"] != args.size:
+            raise SystemExit(
+                f"{args.store} holds a store of {info['memories_saved']:,} saves, not {args.size:,}"
+            )
+        say(f"reusing the store in {args.store}")
+        return info
+    kept_env = process_env(args.store, Path(env["TALLEI_MODEL_DIR"]))
+    info = build_store(kept_env, corpus.memories(args.size))
+    kept.write_text(json.dumps(info), encoding="utf-8")
+    return info
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -573,7 +753,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     started = datetime.now(UTC)
     t_run = time.perf_counter()
     workdir = Path(tempfile.mkdtemp(prefix="tallei-bench-mcp-", dir=args.workdir))
-    env = process_env(workdir, model_dir)
+    programs = (
+        [Program("")]
+        if args.baseline is None
+        else [Program("before", args.baseline.resolve()), Program("after")]
+    )
     errlog_path = workdir / "servers-stderr.log"
     corpus = Corpus(SEED, started)
     report: dict[str, Any] = {
@@ -583,22 +767,38 @@ def main(argv: Sequence[str] | None = None) -> int:
         "loadavg_at_start": loadavg(),
         "model_dir": str(model_dir),
         "command": tallei_command("mcp"),
+        "programs": [p.label for p in programs],
+        "sources": {p.label: str(p.source or REPO_ROOT) for p in programs},
         "args": {"size": args.size, "quick": args.quick, "reps": asdict(reps)},
         "clients": {"stdio": STDIO_CLIENT, "http": HTTP_CLIENT},
     }
+    built_env = process_env(workdir / "built", model_dir)
+    envs = [process_env(workdir / (p.label or "run"), model_dir) for p in programs]
+    empties = [process_env(workdir / f"{p.label or 'run'}-empty", model_dir) for p in programs]
     try:
-        report["store"] = build_store(env, corpus.memories(args.size))
+        report["store"] = prepare_store(args, built_env, corpus)
+        built_data = Path(
+            (process_env(args.store, model_dir) if args.store else built_env)["TALLEI_DATA_DIR"]
+        )
+        for env in envs:
+            # Every program starts from the same store and changes only its own copy.
+            shutil.copytree(built_data, env["TALLEI_DATA_DIR"])
+        paired = list(zip(programs, envs, strict=True))
         with errlog_path.open("w", encoding="utf-8") as errlog:
             try:
                 say(f"stdio cold starts x{reps.cold_starts}")
-                report["stdio_cold_start"] = anyio.run(measure_cold_starts, env, errlog, reps.cold_starts)
+                report["stdio_cold_start"] = anyio.run(measure_cold_starts, paired, errlog, reps.cold_starts)
                 say("stdio round trips")
-                report["stdio"] = anyio.run(bench_stdio, env, errlog, corpus, reps)
+                report["stdio"] = anyio.run(bench_stdio, paired, errlog, corpus, reps)
                 say("HTTP round trips")
-                report["http"] = anyio.run(bench_http, env, errlog, corpus, reps)
+                report["http"] = anyio.run(bench_http, paired, errlog, corpus, reps)
+                say("recall on an empty store")
+                report["empty_store_recall"] = anyio.run(
+                    measure_empty_recall, list(zip(programs, empties, strict=True)), errlog, reps
+                )
             except BaseException:
                 errlog.flush()
-                print(logs_tail(env, errlog_path), file=sys.stderr)
+                print(logs_tail(envs[-1], errlog_path), file=sys.stderr)
                 raise
     finally:
         shutil.rmtree(workdir, ignore_errors=True)

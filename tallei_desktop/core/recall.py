@@ -88,14 +88,16 @@ _DAY = 86_400.0
 @dataclass(frozen=True, slots=True)
 class Budgets:
     """Token ceilings per bucket; their sum is the ceiling of the whole block. A memory costs its
-    content's tokens plus ``line_tokens`` for the head of its line in the block (type, confidence,
-    platforms, date, id), so the rendered block, not only its contents, stays within the total."""
+    content's tokens plus ``line_tokens`` for the head of its line in the block: "- [fact ·
+    UNCONFIRMED · claude · 2024-05-08 · id 3f2a9c1b7d4e] " and the line's end are 65 characters,
+    about 17 tokens (one platform; a confirmed memory's head is shorter, one saved by several
+    assistants longer), so the rendered block, not only its contents, stays within the total."""
 
     preference: int
     long_term: int
     short_term: int
     short_term_days: int
-    line_tokens: int = 20
+    line_tokens: int = 17
 
     @property
     def total(self) -> int:
@@ -399,8 +401,13 @@ def assemble_recall(
     semantic: bool,
     short_term_days: int,
     open_conflicts: int,
+    max_tokens: int | None = None,
 ) -> RecallBuild:
-    """The recall result for a plan, from the chosen memories and their open conflicts."""
+    """The recall result for a plan, from the chosen memories and their open conflicts.
+
+    Budgets count each line's head as ``Budgets.line_tokens``; a head that says more (confirmations,
+    several platforms, a pin, a conflict warning) can cost more than that, so when the rendered block
+    would pass ``max_tokens`` the last "more matches" are left out until it fits."""
 
     def items(ids: Sequence[int], scored: bool) -> tuple[RecallItem, ...]:
         return tuple(
@@ -412,25 +419,32 @@ def assemble_recall(
             for rid in ids
         )
 
-    buckets = (
-        items(plan.preferences, False),
-        items(plan.long_term, True),
-        items(plan.short_term, True),
-        items(plan.more, True),
-    )
     per_memory = {
         (mid, oc.conflict_id): (oc.other_id, oc.other_platform)
         for mid, found in chosen.conflicts.items()
         for oc in found
     }
-    text = render(
-        query=query,
-        buckets=buckets,
-        mode=plan.mode,
-        semantic=semantic,
-        short_term_days=short_term_days,
-        conflicts=per_memory,
-    )
+    more = list(plan.more)
+    while True:
+        buckets = (
+            items(plan.preferences, False),
+            items(plan.long_term, True),
+            items(plan.short_term, True),
+            items(more, True),
+        )
+        text = render(
+            query=query,
+            buckets=buckets,
+            mode=plan.mode,
+            semantic=semantic,
+            short_term_days=short_term_days,
+            conflicts=per_memory,
+        )
+        over = estimate_tokens(text) - max_tokens if max_tokens is not None else 0
+        if over <= 0 or not more:
+            break
+        while more and over > 0:
+            over -= estimate_tokens(chosen.memories[more.pop()].content) + 10
     result = RecallResult(
         query=query,
         preferences=buckets[0],
@@ -442,7 +456,8 @@ def assemble_recall(
         open_conflicts=open_conflicts,
         more=buckets[3],
     )
-    return RecallBuild(result, plan.hits)
+    dropped = set(plan.more) - set(more)
+    return RecallBuild(result, tuple(rid for rid in plan.hits if rid not in dropped))
 
 
 def search_score(*, similarity: float, bm25: float, text_hit: bool, semantic: bool) -> float | None:

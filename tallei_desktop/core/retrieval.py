@@ -50,6 +50,7 @@ def build_recall(
         semantic=semantic,
         short_term_days=budgets.short_term_days,
         open_conflicts=candidates.open_conflicts,
+        max_tokens=budgets.total,
     )
 
 

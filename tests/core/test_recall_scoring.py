@@ -245,3 +245,40 @@ def test_line_heads_count_against_each_bucket_budget() -> None:
     plan = r.plan_recall(c, budgets=budgets, now=NOW, semantic=True)
     # 6 + 20 fits 30 once; 4 + 20 fits 30 once.
     assert plan.preferences == (7,) and plan.short_term == (20,)
+
+
+def test_a_block_whose_line_heads_say_more_drops_its_last_more_matches_to_fit() -> None:
+    def saved_on(i: int, platform: str) -> Memory:
+        return replace(_memory("m" * 40), id=f"{i:012d}", platform=platform)
+
+    memories = {1: saved_on(1, "claude"), **{i: saved_on(i, f"assistant-number-{i}") for i in range(2, 9)}}
+    plan = r.RecallPlan(
+        mode=RecallMode.DUMP_ALL,
+        preferences=(),
+        long_term=(1,),
+        short_term=(),
+        scores={i: 0.5 for i in memories},
+        hits=tuple(memories),
+        more=tuple(range(2, 9)),
+    )
+
+    def build(max_tokens: int | None) -> r.RecallBuild:
+        return r.assemble_recall(
+            plan,
+            r.Chosen(memories, {}),
+            query="q",
+            semantic=True,
+            short_term_days=60,
+            open_conflicts=0,
+            max_tokens=max_tokens,
+        )
+
+    whole = build(None)
+    assert len(whole.result.more) == 7 and "assistant-number-8 ·" in whole.result.text
+    limit = r.estimate_tokens(whole.result.text) - 20
+    fitted = build(limit)
+    assert r.estimate_tokens(fitted.result.text) <= limit
+    kept = [item.memory.id for item in fitted.result.more]
+    # The best matches stay, in order; only the tail is left out, and what is left out is no hit.
+    assert kept == [memories[i].id for i in range(2, 2 + len(kept))] and 4 <= len(kept) < 7
+    assert fitted.hit_rowids == (1, *range(2, 2 + len(kept)))

@@ -164,7 +164,7 @@ class RecallBuild:
 @dataclass(frozen=True, slots=True)
 class SearchCandidates:
     bm25: Mapping[int, float]  # raw bm25() of the text hits
-    vector: Mapping[int, float]  # cosine similarity of the nearest vectors
+    vector: Mapping[int, float]  # cosine similarity of the nearest vectors and of the text hits
     memories: Mapping[int, Memory]  # every candidate (no provenance)
 
 

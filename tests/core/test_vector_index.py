@@ -5,10 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from tallei_desktop.core.models import Bucket
+from tallei_desktop.core.recall import rank_search
 from tallei_desktop.core.store import queries as q
 from tallei_desktop.core.store.database import Database
+from tallei_desktop.core.store.recall_reads import gather_search
 from tallei_desktop.core.store.vector_index import LOG_KEEP, VectorIndex, trim_log
 from tests.core.conftest import KEY
 
@@ -18,14 +21,22 @@ def _unit(seed: int) -> np.ndarray:
     return v / np.linalg.norm(v)
 
 
-def _insert(db: Database, rowid: int, seed: int, bucket: Bucket = Bucket.LONG_TERM) -> None:
+def _insert(
+    db: Database,
+    rowid: int,
+    seed: int,
+    bucket: Bucket = Bucket.LONG_TERM,
+    *,
+    content: str = "x",
+    vector: np.ndarray | None = None,
+) -> None:
     with db.write() as conn:
         conn.execute(
             "INSERT INTO memories (rowid, id, content, norm_hash, type, bucket, platform, created_at, updated_at,"
-            " occurred_at) VALUES (?, ?, 'x', ?, 'fact', ?, 'p', 0, 0, 0)",
-            (rowid, f"{rowid:012x}", f"h{rowid}", str(bucket)),
+            " occurred_at) VALUES (?, ?, ?, ?, 'fact', ?, 'p', 0, 0, 0)",
+            (rowid, f"{rowid:012x}", content, f"h{rowid}", str(bucket)),
         )
-        q.upsert_vector(conn, rowid, _unit(seed), bucket)
+        q.upsert_vector(conn, rowid, _unit(seed) if vector is None else vector, bucket)
 
 
 def _synced(db: Database, index: VectorIndex) -> VectorIndex:
@@ -79,5 +90,55 @@ def test_index_reloads_when_the_log_was_trimmed_past_it(tmp_path: Path) -> None:
         _insert(db, 2, 2)
         _synced(db, index)
         assert [r for r, _ in index.search(_unit(2), 10)] == [2]
+    finally:
+        db.close()
+
+
+def test_similarities_are_the_cosines_of_the_rowids_that_have_a_vector(tmp_path: Path) -> None:
+    db = Database(tmp_path / "t.db", KEY, key_source="k")
+    try:
+        for i in range(1, 6):
+            _insert(db, i, i)
+        with db.write() as conn:
+            q.drop_vector(conn, 3)
+        index = _synced(db, VectorIndex())
+        query = _unit(9)
+        got = index.similarities(query, [1, 3, 5, 99])
+        assert set(got) == {1, 5}  # 3 lost its vector, 99 never had one
+        for rowid in (1, 5):
+            assert got[rowid] == pytest.approx(float(_unit(rowid) @ query), abs=1e-5)
+        assert index.similarities(query, []) == {}
+    finally:
+        db.close()
+
+
+def _towards(query: np.ndarray, cosine: float, seed: int) -> np.ndarray:
+    """A unit vector whose cosine with the unit vector ``query`` is ``cosine``."""
+    other = _unit(seed)
+    other -= (other @ query) * query
+    other /= np.linalg.norm(other)
+    return (cosine * query + np.sqrt(1 - cosine**2) * other).astype(np.float32)
+
+
+def test_search_scores_a_text_hit_outside_the_nearest_k_by_its_real_similarity(tmp_path: Path) -> None:
+    db = Database(tmp_path / "t.db", KEY, key_source="k")
+    try:
+        query = _unit(100)
+        # Two equal text hits: 1 means nothing like the query, 2 means much the same; three memories
+        # without the word are nearer still, so with k = 3 neither text hit is among the nearest.
+        _insert(db, 1, 0, content="the heron nests by the lake", vector=_towards(query, 0.05, 1))
+        _insert(db, 2, 0, content="the heron nests by the pond", vector=_towards(query, 0.6, 2))
+        for rowid in (3, 4, 5):
+            _insert(db, rowid, 0, content=f"wading birds {rowid}", vector=_towards(query, 0.8, rowid))
+        index = _synced(db, VectorIndex())
+        with db.read() as conn:
+            found = gather_search(
+                conn, query="heron", query_vector=query, vectors=index, include_archived=False, k=3
+            )
+        assert set(found.bm25) == {1, 2} and found.bm25[1] == pytest.approx(found.bm25[2])
+        assert found.vector[2] == pytest.approx(0.6, abs=1e-5)
+        assert found.vector[1] == pytest.approx(0.05, abs=1e-5)
+        ranked = [rowid for rowid, _ in rank_search(found, semantic=True, limit=5)]
+        assert ranked.index(2) < ranked.index(1)
     finally:
         db.close()

@@ -183,11 +183,14 @@ def gather_search(
     k: int,
 ) -> SearchCandidates:
     """The best ``k`` text matches and ``k`` nearest vectors among live memories, with their rows.
-    Call with ``vectors`` already synced to this snapshot when ``query_vector`` is given."""
+    ``vector`` holds the similarity of every candidate that has a vector, text hits outside the
+    nearest ``k`` included, so a text hit is never scored as if it meant nothing. Call with
+    ``vectors`` already synced to this snapshot when ``query_vector`` is given."""
     statuses = "'active', 'archived'" if include_archived else "'active'"
     bm25 = text_hits(conn, query, f"m.status IN ({statuses})", (), k)
     vec: dict[int, float] = {}
     if query_vector is not None:
         vec = dict(vectors.search(query_vector, k))
+        vec.update(vectors.similarities(query_vector, (rid for rid in bm25 if rid not in vec)))
     rows = q.fetch_by_rowids(conn, sorted(set(vec) | set(bm25)))
     return SearchCandidates(bm25=bm25, vector=vec, memories={rid: row.memory for rid, row in rows.items()})

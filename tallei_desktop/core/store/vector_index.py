@@ -15,6 +15,7 @@ behind, the snapshot it is synced in.
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterable
 from typing import Any
 
 import apsw
@@ -99,6 +100,15 @@ class VectorIndex:
             top = top[np.argsort(-sims[top])]
             rowids = self._rowid[top]
         return [(int(r), float(s)) for r, s in zip(rowids, sims[top], strict=True)]
+
+    def similarities(self, vector: npt.NDArray[np.float32], rowids: Iterable[int]) -> dict[int, float]:
+        """rowid -> cosine similarity to ``vector`` for those of ``rowids`` that have a vector here."""
+        with self._lock:
+            slots = [(r, s) for r in rowids if (s := self._slot.get(r)) is not None]
+            if not slots:
+                return {}
+            sims = self._matrix[[s for _, s in slots]] @ np.asarray(vector, dtype=np.float32)
+        return {r: float(x) for (r, _), x in zip(slots, sims, strict=True)}
 
     def _load(self, conn: apsw.Connection) -> None:
         seq: Any = conn.execute("SELECT max(seq) FROM vector_log").fetchall()[0][0]

@@ -53,8 +53,8 @@ WEIGHTS = REPO_ROOT / "tallei_desktop" / "core" / "data" / WEIGHTS_FILE
 DEFAULT_OUT = BENCH_DIR / "results" / "train_types.json"
 SEED = 20261130
 FOLDS = 5
-TEXT_L2 = (1e-4, 1e-3)
-EMBEDDING_L2 = (1e-4, 1e-3, 1e-2)
+TEXT_L2 = (2e-5, 1e-4)
+EMBEDDING_L2 = (1e-5, 1e-4, 1e-3)
 SHARES = (0.0, 0.25, 0.5, 0.75, 1.0, 1.5)
 STEPS = 200
 LEARNING_RATE = 0.05
@@ -199,7 +199,12 @@ def accuracy(predicted: npt.NDArray[np.int64], labels: npt.NDArray[np.int64]) ->
     return round(float((predicted == labels).mean()), 4)
 
 
-def cross_validate(x: Sparse, e: Matrix, labels: npt.NDArray[np.int64]) -> dict[str, Any]:
+RULE_SHARES = (0.0, 0.25, 0.5, 1.0, 2.0)
+
+
+def cross_validate(
+    x: Sparse, e: Matrix, labels: npt.NDArray[np.int64], rules: npt.NDArray[np.int64]
+) -> dict[str, Any]:
     """Out-of-fold log-probabilities for every setting, and the accuracy of each."""
     text_oof = {l2: np.zeros((len(labels), len(TYPES)), np.float32) for l2 in TEXT_L2}
     emb_oof = {l2: np.zeros((len(labels), len(TYPES)), np.float32) for l2 in EMBEDDING_L2}
@@ -221,7 +226,23 @@ def cross_validate(x: Sparse, e: Matrix, labels: npt.NDArray[np.int64]) -> dict[
         share: accuracy((text_oof[best_text] + share * emb_oof[best_emb]).argmax(1), labels) for share in SHARES
     }
     best_share = max(SHARES, key=lambda s: (combined[s], -s))
+    combined_oof = (text_oof[best_text] + best_share * emb_oof[best_emb]).argmax(1)
+    # The rules as one more signal: their type, as a one-hot vote added to the n-gram head's scores.
+    votes = np.eye(len(TYPES), dtype=np.float32)[rules]
+    with_rules = {
+        r: {
+            "text": accuracy((text_oof[best_text] + r * votes).argmax(1), labels),
+            "combined": accuracy((text_oof[best_text] + best_share * emb_oof[best_emb] + r * votes).argmax(1), labels),
+        }
+        for r in RULE_SHARES
+    }
     return {
+        "rule_vote_accuracy": {str(r): v for r, v in with_rules.items()},
+        "misclassified": [
+            {"expected": TYPES[int(y)].value, "text": TYPES[int(t)].value, "combined": TYPES[int(c)].value, "i": i}
+            for i, (y, t, c) in enumerate(zip(labels, text_oof[best_text].argmax(1), combined_oof, strict=True))
+            if t != y or c != y
+        ],
         "text_l2": best_text,
         "embedding_l2": best_emb,
         "embedding_share": best_share,
@@ -254,8 +275,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     e = np.asarray(embedder.embed(texts), dtype=np.float32)
     e_held = np.asarray(embedder.embed(held_texts), dtype=np.float32)
     x = Sparse(texts)
-    cv = cross_validate(x, e, labels)
-    rules_cv = accuracy(np.array([index[rule_type(s)] for s in texts]), labels)
+    rules = np.array([index[rule_type(s)] for s in texts], dtype=np.int64)
+    cv = cross_validate(x, e, labels, rules)
+    rules_cv = accuracy(rules, labels)
+    for miss in cv["misclassified"]:
+        miss["sentence"] = texts[miss.pop("i")]
     say(f"cross-validated: rules {rules_cv} text {cv['text']} embedding {cv['embedding']} combined {cv['combined']}")
 
     text_w, text_b = fit_text(x, labels, cv["text_l2"])

@@ -231,3 +231,23 @@ def test_store_round_trip_with_the_real_model(
         assert explicit not in retyped
     finally:
         reopened.close()
+
+
+def test_the_store_records_whether_a_type_was_inferred(tmp_path: Path, clock: Clock) -> None:
+    path = tmp_path / "flags.db"
+    service = _service(path, HashEmbedder(unavailable="no model in this test"), clock)
+    try:
+        inferred = service.save("We moved the standup to ten.").id
+        given = service.save("The standup is at ten.", type="fact").id
+        chosen = service.save("The retro is on Fridays.").id
+        service.update(chosen, type="event")
+        service.drain()
+    finally:
+        service.close()
+    db = Database(path, KEY, key_source="test key")
+    try:
+        with db.read() as conn:
+            flags = dict(conn.execute("SELECT id, type_inferred FROM memories").fetchall())
+    finally:
+        db.close()
+    assert flags == {inferred: 1, given: 0, chosen: 0}

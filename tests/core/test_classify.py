@@ -107,9 +107,9 @@ def test_explain_scores_every_type_and_the_rules_take_the_best(
         assert rule_type(sentence) is winner, sentence
 
 
-def test_explicit_failure_cue_wins_over_event_time_word() -> None:
-    assert classify("the deploy crashed yesterday") is MemoryType.FAILURE
-    assert classify("Outage on 3 May: the API was down for an hour") is MemoryType.FAILURE
+def test_explicit_failure_cue_wins_over_event_time_word_in_the_rules() -> None:
+    assert rule_type("the deploy crashed yesterday") is MemoryType.FAILURE
+    assert rule_type("Outage on 3 May: the API was down for an hour") is MemoryType.FAILURE
 
 
 def test_lesson_framing_wins_over_the_failure_it_describes() -> None:

@@ -1,16 +1,17 @@
-"""Rule-based memory type classification.
+"""Memory type classification at save time.
 
 Contract:
 
 - ``classify(text)`` returns one of the seven ``MemoryType`` values for any string. It is pure and
-  deterministic: no I/O, no randomness, no state, the same text always gets the same type.
-- Matching is case-insensitive and tolerant of punctuation, typographic quotes and Unicode
-  compatibility forms. Text with no recognisable cue (including empty or whitespace-only text)
-  is a ``FACT``, the default type.
-- ``explain(text)`` returns the score behind the decision for every type; ``classify`` picks the
-  highest score, and on a tie the type earlier in ``PRECEDENCE`` wins.
+  deterministic: the same text always gets the same type (the trained n-gram model of
+  :mod:`tallei_desktop.core.type_model`, whose weights ship in the package and are read once).
+  Text without a word (empty, whitespace, punctuation) is a ``FACT``, the default type.
+- ``rule_type(text)`` is the earlier hand-written classifier, kept as the baseline the model is
+  measured against (bench/train_types.py); ``explain(text)`` returns its score for every type, and
+  ``rule_type`` picks the highest, a tie going to the type earlier in ``PRECEDENCE``. Its matching
+  is case-insensitive and tolerant of punctuation, typographic quotes and Unicode compatibility forms.
 
-Each type has weighted cue patterns and every cue counts once. The weights encode which cue wins
+Each rule type has weighted cue patterns and every cue counts once. The weights encode which cue wins
 when cues collide: an explicit failure ("crashed") outweighs a time word ("yesterday"), a lesson
 framing ("learned that") outweighs the failure it describes, and a commitment ("we decided")
 outweighs the date it was made on.
@@ -19,11 +20,11 @@ outweighs the date it was made on.
 from __future__ import annotations
 
 import re
-import unicodedata
 
 from tallei_desktop.core.models import MemoryType
+from tallei_desktop.core.type_model import features, load_model, normalise
 
-__all__ = ["PRECEDENCE", "classify", "explain"]
+__all__ = ["PRECEDENCE", "classify", "explain", "rule_type"]
 
 #: Tie-break order: the more specific, longer-lived types first, the default last.
 PRECEDENCE: tuple[MemoryType, ...] = (
@@ -184,21 +185,9 @@ _CUES: dict[MemoryType, tuple[_Cue, ...]] = {
     ),
 }
 
-# Curly apostrophes and quotes would otherwise hide "don't", "I'd", "we'll" from the cues.
-_PUNCT_FOLD = str.maketrans({"\u2018": "'", "\u2019": "'", "\u02bc": "'", "\u201c": '"', "\u201d": '"'})
-_LEADING_NOISE = re.compile(r"^[\W_]+")
-_SPACES = re.compile(r"\s+")
-
-
-def _normalise(text: str) -> str:
-    folded = unicodedata.normalize("NFKC", text).translate(_PUNCT_FOLD).casefold()
-    # Leading bullets or quotes must not stop the "^..." cues from seeing the first word.
-    return _LEADING_NOISE.sub("", _SPACES.sub(" ", folded).strip())
-
-
 def explain(text: str) -> dict[MemoryType, float]:
-    """The score of every type for ``text``, in ``PRECEDENCE`` order; ``classify`` picks the top."""
-    normalised = _normalise(text)
+    """The rules' score of every type for ``text``, in ``PRECEDENCE`` order; ``rule_type`` picks the top."""
+    normalised = normalise(text)
     scores: dict[MemoryType, float] = {}
     for memory_type in PRECEDENCE:
         score = _FACT_BASELINE if memory_type is MemoryType.FACT else 0.0
@@ -210,7 +199,14 @@ def explain(text: str) -> dict[MemoryType, float]:
 
 
 def classify(text: str) -> MemoryType:
-    """The memory type of ``text``: the best-scoring type, ``FACT`` when no cue applies."""
+    """The memory type of ``text`` by the trained model; ``FACT`` for text without a word."""
+    if features(text)[0].size == 0:
+        return MemoryType.FACT
+    return load_model().classify_text(text)
+
+
+def rule_type(text: str) -> MemoryType:
+    """The type the hand-written rules give ``text``: the best-scoring type, ``FACT`` when no cue applies."""
     scores = explain(text)
     # max() keeps the first of equal scores, and scores are in PRECEDENCE order.
     return max(scores, key=scores.__getitem__)

@@ -14,7 +14,7 @@ import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -61,6 +61,7 @@ from tallei_desktop.core.store import transfer as store_transfer
 from tallei_desktop.core.store.database import Database
 from tallei_desktop.core.store.vector_index import VectorIndex, trim_log
 from tallei_desktop.core.transfer import ImportReport
+from tallei_desktop.core.type_model import TypeModel, features, load_model
 from tallei_desktop.core.worker import BackgroundWorker
 
 __all__ = ["Clock", "MemoryService"]
@@ -91,6 +92,20 @@ def _utcnow() -> datetime:
     return datetime.now(UTC)
 
 
+def _refined_type(
+    model: TypeModel, pending: sm.Pending, vector: np.ndarray | None, embedder: str
+) -> MemoryType | None:
+    """The type the text and its embedding together give an unfinished memory whose type was
+    inferred, when that differs from the save-time type; None otherwise: a given type stays, and
+    so does every type when the vector comes from another model than the type model's head knows."""
+    if vector is None or not pending.type_inferred or not features(pending.content)[0].size:
+        return None
+    if not model.fits(embedder):
+        return None
+    refined = model.classify_combined(pending.content, vector)
+    return refined if refined is not pending.type else None
+
+
 @dataclass(slots=True)
 class _Cached:
     generation: int
@@ -108,8 +123,11 @@ class MemoryService:
         budgets: Budgets,
         clock: Clock = _utcnow,
         cache_size: int = 256,
+        type_model: TypeModel | None = None,
     ) -> None:
+        """``type_model`` refines inferred types in the background (by default the shipped one)."""
         self.db = db
+        self._type_model = type_model
         self.embedder = embedder
         self.budgets = budgets
         self._clock = clock
@@ -199,7 +217,14 @@ class MemoryService:
                 result = SaveResult(m.id, m.type, m.bucket, True, m.reference_count + 1)
             else:
                 new = sm.insert_memory(
-                    conn, content=text, type=mtype, platform=source, now=now, occurred_at=when, pinned=pinned
+                    conn,
+                    content=text,
+                    type=mtype,
+                    platform=source,
+                    now=now,
+                    occurred_at=when,
+                    pinned=pinned,
+                    type_inferred=type is None,
                 )
                 result = SaveResult(new.id, mtype, bucket, False, 1)
         if self._worker is not None:
@@ -563,10 +588,18 @@ class MemoryService:
                 vectors = list(matrix)
             except ModelUnavailable:
                 log.warning("semantic search is off: %s", self.embedder.detail)
+        # Types are refined first: dedup, supersede and conflicts compare types and search buckets.
+        model = self._type_model or load_model()
+        refined = [_refined_type(model, p, vec, self.embedder.name) for p, vec in zip(batch, vectors, strict=True)]
+        batch = [
+            replace(p, bucket=bucket_for(t)) if t is not None else p for p, t in zip(batch, refined, strict=True)
+        ]
         neighbours = self._neighbours(batch, vectors)
         now = self.now().timestamp()
         with self.db.write() as conn:
-            for p, vector, near in zip(batch, vectors, neighbours, strict=True):
+            for p, vector, near, new_type in zip(batch, vectors, neighbours, refined, strict=True):
+                if new_type is not None:
+                    sm.refine_type(conn, p, new_type, now)
                 lifecycle.finish_memory(conn, p.rowid, p.content, vector, now, neighbours=near)
         return len(batch) == EMBED_BATCH
 

@@ -29,14 +29,15 @@ from pathlib import Path
 sys.path.insert(0, {repo!r})
 from tests.gui.conftest import open_service
 service = open_service(Path({path!r}))
-for text, platform in {saves!r}:
-    service.save(text, platform=platform)
+for text, platform, *kind in {saves!r}:
+    service.save(text, platform=platform, type=kind[0] if kind else None)
 service.drain()
 service.close()
 """
 
 
-def run_other_process(db_path: Path, *saves: tuple[str, str]) -> None:
+def run_other_process(db_path: Path, *saves: tuple[str, ...]) -> None:
+    """Save (text, platform[, type]) from another process on the same store, then finish its work."""
     code = OTHER_PROCESS.format(repo=str(REPO), path=str(db_path), saves=list(saves))
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=TIMEOUT_S)
     assert done.returncode == 0, done.stderr
@@ -145,7 +146,7 @@ def test_views_follow_another_process_keeping_the_selection(
     assert scroll > 0
     with qtbot.waitSignal(watcher.conflicts, timeout=WAIT_MS):
         watcher.start()
-    run_other_process(db_path, ("Fact from the other process about the shed", "cursor"))
+    run_other_process(db_path, ("Fact from the other process about the shed", "cursor", "fact"))
     qtbot.waitUntil(lambda: page.model.rowCount() == 31, timeout=2_000 + WAIT_MS)
     assert page.selected_id() == chosen
     assert page.table.verticalScrollBar().value() == scroll

@@ -35,6 +35,7 @@ __all__ = [
     "pending_work",
     "promote_busy",
     "purge_memory",
+    "refine_type",
     "restore_memory",
 ]
 
@@ -52,6 +53,9 @@ class Pending:
     rowid: int
     content: str
     bucket: Bucket
+    type: MemoryType
+    #: The type was inferred from the text at save time, so the worker may refine it.
+    type_inferred: bool
 
 
 def existing(conn: apsw.Connection, memory_id: str) -> q.Row:
@@ -84,13 +88,19 @@ def insert_memory(
     processed: bool = False,
     reference_count: int = 1,
     event: EventKind = EventKind.MEMORY_SAVED,
+    type_inferred: bool = False,
 ) -> Inserted:
-    """Add a memory with a "saved" provenance entry; the worker embeds it unless ``processed``."""
+    """Add a memory with a "saved" provenance entry; the worker embeds it unless ``processed``.
+
+    ``type_inferred`` says the type was classified from the text rather than given, so the worker
+    may refine it (:func:`refine_type`).
+    """
     mid = q.new_id()
     bucket = bucket_for(type)
     conn.execute(
         "INSERT INTO memories (id, content, norm_hash, type, bucket, platform, created_at, updated_at,"
-        " occurred_at, pinned, processed, reference_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        " occurred_at, pinned, processed, reference_count, type_inferred)"
+        " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
         (
             mid,
             content,
@@ -104,6 +114,7 @@ def insert_memory(
             int(pinned),
             int(processed),
             reference_count,
+            int(type_inferred),
         ),
     )
     rowid = int(conn.last_insert_rowid())
@@ -137,7 +148,10 @@ def edit_memory(
     pinned: bool | None = None,
     platform: str | None = None,
 ) -> None:
-    """Change a memory's text, type or pin; new text loses its vector until the worker embeds it."""
+    """Change a memory's text, type or pin; new text loses its vector until the worker embeds it.
+
+    A type given here is the editor's choice: the worker never refines it afterwards.
+    """
     m = row.memory
     if m.status not in (MemoryStatus.ACTIVE, MemoryStatus.ARCHIVED):
         raise InvalidInput(f"Memory {m.id} is {m.status}; only active memories can be edited.")
@@ -148,7 +162,8 @@ def edit_memory(
     new_pinned = m.pinned if pinned is None else pinned
     conn.execute(
         "UPDATE memories SET content = ?, norm_hash = ?, type = ?, bucket = ?, pinned = ?, status = 'active', "
-        "updated_at = ?, embedded = CASE WHEN ? THEN 0 ELSE embedded END WHERE rowid = ?",
+        "updated_at = ?, embedded = CASE WHEN ? THEN 0 ELSE embedded END, "
+        "type_inferred = CASE WHEN ? THEN 0 ELSE type_inferred END WHERE rowid = ?",
         (
             new_text,
             q.norm_hash(new_text),
@@ -157,6 +172,7 @@ def edit_memory(
             int(new_pinned),
             now,
             int(text_changed),
+            int(type is not None),
             row.rowid,
         ),
     )
@@ -178,6 +194,34 @@ def edit_memory(
         events.append((EventKind.MEMORY_RESTORED, "edited"))
     for kind, detail in events:
         record_event(conn, kind, at=now, memory_id=m.id, platform=platform, detail=detail)
+
+
+def refine_type(conn: apsw.Connection, pending: Pending, new_type: MemoryType, now: float) -> bool:
+    """Give a still-pending memory whose type was inferred the type ``new_type`` (and its bucket),
+    with a ``memory_retyped`` event (no platform: the worker did it). Returns False, changing
+    nothing, when the memory was given its type, was edited or finished since ``pending`` was read,
+    or already has ``new_type``."""
+    changed = conn.execute(
+        "UPDATE memories SET type = ?, bucket = ?, updated_at = ? WHERE rowid = ? AND type_inferred = 1 "
+        "AND processed = 0 AND status = 'active' AND type = ? AND type != ? AND content = ? RETURNING id, embedded",
+        (
+            str(new_type),
+            str(bucket_for(new_type)),
+            now,
+            pending.rowid,
+            str(pending.type),
+            str(new_type),
+            pending.content,
+        ),
+    ).fetchall()
+    if not changed:
+        return False
+    mid, embedded = changed[0]
+    if embedded:
+        q.set_vector_bucket(conn, pending.rowid, bucket_for(new_type))
+    bump_generation(conn)
+    record_event(conn, EventKind.MEMORY_RETYPED, at=now, memory_id=str(mid), detail=str(new_type))
+    return True
 
 
 def forget_memory(conn: apsw.Connection, row: q.Row, now: float) -> None:
@@ -302,10 +346,10 @@ def pending_work(conn: apsw.Connection, limit: int, *, embed_too: bool) -> list[
     if embed_too:
         where += " OR (embedded = 0 AND status IN ('active', 'archived'))"
     return [
-        Pending(int(rowid), str(content), Bucket(str(bucket)))
-        for rowid, content, bucket in _rows(
+        Pending(int(rowid), str(content), Bucket(str(bucket)), MemoryType(str(type_)), bool(inferred))
+        for rowid, content, bucket, type_, inferred in _rows(
             conn,
-            f"SELECT rowid, content, bucket FROM memories WHERE {where} ORDER BY rowid LIMIT ?",
+            f"SELECT rowid, content, bucket, type, type_inferred FROM memories WHERE {where} ORDER BY rowid LIMIT ?",
             (limit,),
         )
     ]

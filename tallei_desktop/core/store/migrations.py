@@ -154,6 +154,13 @@ def _v6_paused_platforms(conn: apsw.Connection) -> None:
     )
 
 
+def _v7_type_inferred(conn: apsw.Connection) -> None:
+    # Whether the type was inferred from the text (the background worker may refine it once the
+    # embedding exists) or given by the caller, an edit or an import (never changed by the worker).
+    # Memories saved before this migration count as given: nothing known about them is overridden.
+    conn.execute("ALTER TABLE memories ADD COLUMN type_inferred INTEGER NOT NULL DEFAULT 0;")
+
+
 #: Append only. Each entry runs in its own transaction and moves ``user_version`` to its index + 1.
 MIGRATIONS: tuple[tuple[str, Callable[[apsw.Connection], None]], ...] = (
     ("initial schema", _v1_initial),
@@ -162,6 +169,7 @@ MIGRATIONS: tuple[tuple[str, Callable[[apsw.Connection], None]], ...] = (
     ("change feed", _v4_events),
     ("listing order index", _v5_listing_order),
     ("paused assistants", _v6_paused_platforms),
+    ("inferred types", _v7_type_inferred),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

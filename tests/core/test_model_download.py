@@ -102,9 +102,10 @@ def test_a_download_reports_progress_then_loads_and_a_cached_model_skips_it(
                 if line:
                     events.append(json.loads(line))
                 downloading = [e for e in events if e.get("state") == "downloading"]
-                if seen_while_held is None and hub.held.is_set() and downloading:
-                    # The server holds the model file part-way: what was reported so far came
-                    # from a download under way, not from a finished one.
+                if seen_while_held is None and hub.held.is_set() and downloading and downloading[-1]["done"]:
+                    # The server holds the model file part-way: once the watcher has counted bytes
+                    # on disk, what it reports comes from a download under way, not from a finished
+                    # one (its first report can come before the first byte is written).
                     seen_while_held = downloading[-1]
                     hub.release()
             assert proc.wait(timeout=_WAIT_S) == 0, proc.stderr.read() if proc.stderr else ""

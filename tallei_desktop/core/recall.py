@@ -10,8 +10,8 @@ docs/adr/0002-recall-scoring.md; tests/core/test_recall_scoring.py holds them to
 from __future__ import annotations
 
 import math
-from collections.abc import Collection, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from tallei_desktop.core.models import (
@@ -26,6 +26,7 @@ from tallei_desktop.core.models import (
 
 __all__ = [
     "ACTIVITY_DECAY_DAYS",
+    "CONFLICT_LINES",
     "EXTRA_SIMILARITY",
     "MATCH_SIMILARITY",
     "SEARCH_MIN_SIMILARITY",
@@ -49,6 +50,7 @@ __all__ = [
     "render",
     "search_score",
     "take_within_budget",
+    "warning_tokens",
 ]
 
 #: The e-folding time of activity and recency, in days (DESIGN: "half-life-like constant of 21 days").
@@ -77,6 +79,12 @@ MORE_MIN_SIMILARITY = 0.3
 #: What the block's title and section headings cost: "more matches" fills the total only as far as
 #: the rendered block stays within it.
 BLOCK_OVERHEAD_TOKENS = 120
+#: Conflict warnings shown under one memory's line; more are counted, not listed (list_conflicts has them).
+CONFLICT_LINES = 2
+#: What one warning line costs ("  ⚠ CONFLICT c…: disagrees with … (saved on chatgpt); ask …", about
+#: 145 characters), and the line that counts the rest.
+CONFLICT_LINE_TOKENS = 38
+CONFLICT_MORE_TOKENS = 19
 #: Search: weights of similarity and normalised BM25, and the similarity a non-text hit needs.
 SEARCH_W_VECTOR = 0.6
 SEARCH_W_BM25 = 0.4
@@ -128,6 +136,7 @@ class RecallCandidates:
     short_term_bm25: Mapping[int, float]  # raw bm25() over the short-term window
     window: Mapping[int, tuple[int, float]]  # rowid -> (tokens, occurred_at) of short-term candidates
     open_conflicts: int
+    conflicts: Mapping[int, int] = field(default_factory=dict)  # rowid -> open conflicts it is part of (its warning lines)
 
 
 @dataclass(frozen=True, slots=True)
@@ -249,11 +258,17 @@ def _line(item: RecallItem, conflicts: dict[tuple[str, str], tuple[str, str]]) -
     head = f"[{m.type} · {m.confidence} · {platforms} · {when:%Y-%m-%d} · id {m.id}{pin}]"
     text = " ".join(m.content.split())
     line = f"- {head} {text}"
-    for cid in item.conflict_ids:
+    shown = item.conflict_ids[:CONFLICT_LINES]
+    for cid in shown:
         other_id, other_platform = conflicts.get((m.id, cid), ("?", "?"))
         line += (
             f"\n  ⚠ CONFLICT {cid}: disagrees with {other_id} (saved on {other_platform}); "
             "ask the person which is right, or tell them to resolve it in Tallei."
+        )
+    if len(item.conflict_ids) > len(shown):
+        line += (
+            f"\n  ⚠ {len(item.conflict_ids) - len(shown)} more open conflicts with this memory; "
+            "list_conflicts shows them all."
         )
     return line
 
@@ -298,10 +313,20 @@ def long_term_fits(long_term_tokens: int, extras: Sequence[Memory], budget: int)
     return long_term_tokens + sum(estimate_tokens(m.content) for m in extras) <= budget
 
 
+def warning_tokens(open_conflicts: int) -> int:
+    """What the conflict warnings under a memory's line cost in the block (see ``_line``)."""
+    shown = min(open_conflicts, CONFLICT_LINES)
+    return shown * CONFLICT_LINE_TOKENS + (CONFLICT_MORE_TOKENS if open_conflicts > shown else 0)
+
+
 def plan_recall(c: RecallCandidates, *, budgets: Budgets, now: datetime, semantic: bool) -> RecallPlan:
-    """Rank and budget the candidates of each bucket (docs/adr/0002-recall-scoring.md)."""
-    line = budgets.line_tokens
-    pref_ids = take_within_budget(((rid, t + line) for rid, t in c.preference_order), budgets.preference)
+    """Rank and budget the candidates of each bucket (docs/adr/0002-recall-scoring.md). A line costs
+    its content, its head and the conflict warnings under it."""
+
+    def cost(rowid: int, tokens: int) -> int:
+        return tokens + budgets.line_tokens + warning_tokens(c.conflicts.get(rowid, 0))
+
+    pref_ids = take_within_budget(((rid, cost(rid, t)) for rid, t in c.preference_order), budgets.preference)
     bm25 = normalise_bm25(dict(c.long_term_bm25))
 
     def score(rowid: int, memory: Memory) -> float:
@@ -323,7 +348,7 @@ def plan_recall(c: RecallCandidates, *, budgets: Budgets, now: datetime, semanti
         scores.update({rid: round(score(rid, m), 4) for rid, m in c.pool.items()})
         ranked = sorted(c.pool.items(), key=lambda kv: (kv[1].pinned, scores[kv[0]]), reverse=True)
         lt_order = [(rid, estimate_tokens(m.content)) for rid, m in ranked]
-    lt_ids = take_within_budget(((rid, t + line) for rid, t in lt_order), budgets.long_term)
+    lt_ids = take_within_budget(((rid, cost(rid, t)) for rid, t in lt_order), budgets.long_term)
 
     st_bm25 = normalise_bm25(dict(c.short_term_bm25))
     specific = bool(c.short_term_bm25 or c.long_term_bm25 or c.preference_bm25 or c.vector)
@@ -336,7 +361,7 @@ def plan_recall(c: RecallCandidates, *, budgets: Budgets, now: datetime, semanti
         else:
             scores[rid] = round(fresh + SHORT_TERM_MATCH_WEIGHT * match, 4)
     st_ranked = sorted(c.window, key=lambda rid: (scores[rid], rid), reverse=True)
-    st_ids = take_within_budget(((rid, c.window[rid][0] + line) for rid in st_ranked), budgets.short_term)
+    st_ids = take_within_budget(((rid, cost(rid, c.window[rid][0])) for rid in st_ranked), budgets.short_term)
 
     matched = (
         set(c.preference_bm25)
@@ -345,11 +370,11 @@ def plan_recall(c: RecallCandidates, *, budgets: Budgets, now: datetime, semanti
         | {rid for rid, s in c.vector.items() if s >= MATCH_SIMILARITY}
     )
     taken = {*pref_ids, *lt_ids, *st_ids}
-    used = BLOCK_OVERHEAD_TOKENS + line * len(taken)
-    used += sum(t for rid, t in c.preference_order if rid in taken)
-    used += sum(t for rid, t in lt_order if rid in taken)
-    used += sum(c.window[rid][0] for rid in st_ids)
-    more_ids = _more_matches(c, taken, budgets.total - used, line, scores)
+    used = BLOCK_OVERHEAD_TOKENS
+    used += sum(cost(rid, t) for rid, t in c.preference_order if rid in taken)
+    used += sum(cost(rid, t) for rid, t in lt_order if rid in taken)
+    used += sum(cost(rid, c.window[rid][0]) for rid in st_ids)
+    more_ids = _more_matches(c, taken, budgets.total - used, cost, scores)
     chosen = (*pref_ids, *lt_ids, *st_ids, *more_ids)
     return RecallPlan(
         mode=mode,
@@ -363,11 +388,15 @@ def plan_recall(c: RecallCandidates, *, budgets: Budgets, now: datetime, semanti
 
 
 def _more_matches(
-    c: RecallCandidates, taken: set[int], room: int, line: int, scores: dict[int, float]
+    c: RecallCandidates,
+    taken: set[int],
+    room: int,
+    cost: Callable[[int, int], int],
+    scores: dict[int, float],
 ) -> list[int]:
-    """The best matches no bucket returned, taken while they (and their line heads) fit ``room``
-    tokens; their match score
-    (``search_score``, the same blend search uses) goes into ``scores``."""
+    """The best matches no bucket returned, taken while their lines (``cost(rowid, tokens)``) fit
+    ``room`` tokens; their match score (``search_score``, the same blend search uses) goes into
+    ``scores``."""
     if room <= 0:
         return []
     tokens: dict[int, int] = {rid: t for rid, t in c.preference_order}
@@ -383,11 +412,13 @@ def _more_matches(
         similarity = c.vector.get(rid, 0.0)
         if rid not in bm25 and similarity < MORE_MIN_SIMILARITY:
             continue
-        score = search_score(similarity=similarity, bm25=bm25.get(rid, 0.0), text_hit=rid in bm25, semantic=True)
+        score = search_score(
+            similarity=similarity, bm25=bm25.get(rid, 0.0), text_hit=rid in bm25, semantic=True
+        )
         if score is not None:
             found.append((score, rid))
     found.sort(reverse=True)
-    more = take_within_budget(((rid, tokens[rid] + line) for _, rid in found), room)
+    more = take_within_budget(((rid, cost(rid, tokens[rid])) for _, rid in found), room)
     best = {rid: score for score, rid in found}
     scores.update({rid: round(best[rid], 4) for rid in more})
     return more
@@ -406,32 +437,25 @@ def assemble_recall(
     """The recall result for a plan, from the chosen memories and their open conflicts.
 
     Budgets count each line's head as ``Budgets.line_tokens``; a head that says more (confirmations,
-    several platforms, a pin, a conflict warning) can cost more than that, so when the rendered block
-    would pass ``max_tokens`` the last "more matches" are left out until it fits."""
-
-    def items(ids: Sequence[int], scored: bool) -> tuple[RecallItem, ...]:
-        return tuple(
-            RecallItem(
-                chosen.memories[rid],
-                plan.scores.get(rid) if scored else None,
-                tuple(oc.conflict_id for oc in chosen.conflicts.get(chosen.memories[rid].id, ())),
-            )
-            for rid in ids
-        )
-
+    several platforms, a pin, conflict warnings) can cost more than that, so when the rendered block
+    would pass ``max_tokens`` memories are left out until it fits: the last "more matches" first,
+    then the lowest-scored of the long-term and recent buckets, preferences last. What is left out
+    is no hit."""
     per_memory = {
         (mid, oc.conflict_id): (oc.other_id, oc.other_platform)
         for mid, found in chosen.conflicts.items()
         for oc in found
     }
-    more = list(plan.more)
-    while True:
-        buckets = (
-            items(plan.preferences, False),
-            items(plan.long_term, True),
-            items(plan.short_term, True),
-            items(more, True),
-        )
+    ids = [list(plan.preferences), list(plan.long_term), list(plan.short_term), list(plan.more)]
+    scored = (False, True, True, True)
+
+    def item(rid: int, with_score: bool) -> RecallItem:
+        memory = chosen.memories[rid]
+        conflict_ids = tuple(oc.conflict_id for oc in chosen.conflicts.get(memory.id, ()))
+        return RecallItem(memory, plan.scores.get(rid) if with_score else None, conflict_ids)
+
+    def build() -> tuple[tuple[tuple[RecallItem, ...], ...], str]:
+        buckets = tuple(tuple(item(rid, s) for rid in b) for b, s in zip(ids, scored, strict=True))
         text = render(
             query=query,
             buckets=buckets,
@@ -440,11 +464,25 @@ def assemble_recall(
             short_term_days=short_term_days,
             conflicts=per_memory,
         )
-        over = estimate_tokens(text) - max_tokens if max_tokens is not None else 0
-        if over <= 0 or not more:
-            break
-        while more and over > 0:
-            over -= estimate_tokens(chosen.memories[more.pop()].content) + 10
+        return buckets, text
+
+    buckets, text = build()
+    dropped: set[int] = set()
+    while max_tokens is not None and estimate_tokens(text) > max_tokens and any(ids):
+        # Each line's rendered length is known, so one pass decides what goes; a render checks it.
+        line_chars = {
+            rid: len(_line(it, per_memory)) + 1
+            for bucket_ids, bucket in zip(ids, buckets, strict=True)
+            for rid, it in zip(bucket_ids, bucket, strict=True)
+        }
+        over = len(text) - 4 * max_tokens
+        for rid, bucket in _drop_order(ids, plan.scores):
+            if over <= 0:
+                break
+            ids[bucket].remove(rid)
+            dropped.add(rid)
+            over -= line_chars[rid]
+        buckets, text = build()
     result = RecallResult(
         query=query,
         preferences=buckets[0],
@@ -456,8 +494,22 @@ def assemble_recall(
         open_conflicts=open_conflicts,
         more=buckets[3],
     )
-    dropped = set(plan.more) - set(more)
     return RecallBuild(result, tuple(rid for rid in plan.hits if rid not in dropped))
+
+
+def _drop_order(ids: Sequence[Sequence[int]], scores: Mapping[int, float]) -> list[tuple[int, int]]:
+    """(rowid, bucket index) in the order a block over its total leaves memories out: "more
+    matches" from the last, then the long-term and recent buckets from their tails (each bucket's
+    weakest line by its own order), the lower-scored tail first, then preferences from the last."""
+    order = [(rid, 3) for rid in reversed(ids[3])]
+    long_term, recent = list(ids[1]), list(ids[2])
+    while long_term or recent:
+        if not recent or (long_term and scores.get(long_term[-1], 0.0) <= scores.get(recent[-1], 0.0)):
+            order.append((long_term.pop(), 1))
+        else:
+            order.append((recent.pop(), 2))
+    order.extend((rid, 0) for rid in reversed(ids[0]))
+    return order
 
 
 def search_score(*, similarity: float, bm25: float, text_hit: bool, semantic: bool) -> float | None:

@@ -14,6 +14,7 @@ from tallei_desktop.core.conflicts import (
 from tallei_desktop.core.embeddings import FastEmbedEmbedder
 from tallei_desktop.core.errors import InvalidInput, NotFound
 from tallei_desktop.core.models import ConflictResolution, MemoryStatus
+from tallei_desktop.core.recall import Budgets, estimate_tokens
 from tallei_desktop.core.service import MemoryService
 from tests.core.conftest import ServiceFactory
 
@@ -275,3 +276,27 @@ def test_a_conversation_saved_turn_by_turn_keeps_every_turn(svc: MemoryService) 
     ids = [svc.save(t, type="fact", platform="claude").id for t in turns]
     svc.drain()
     assert [svc.get(i).status for i in ids] == [MemoryStatus.ACTIVE] * 4
+
+
+def test_a_memory_in_many_conflicts_lists_two_in_recall_and_the_block_keeps_its_total(
+    make_service: ServiceFactory, real_embedder: FastEmbedEmbedder
+) -> None:
+    budgets = Budgets(preference=300, long_term=100, short_term=100, short_term_days=60)
+    svc = make_service(embedder=real_embedder, budgets=budgets)
+    ways = {"claude": "tabs", "chatgpt": "spaces", "gemini": "two spaces", "cursor": "four spaces"}
+    ids = {
+        p: svc.save(f"I prefer {w} for indentation", platform=p, pinned=p == "claude").id
+        for p, w in ways.items()
+    }
+    svc.drain()
+    tabs = ids["claude"]
+    against_tabs = [c for c in svc.conflicts() if tabs in {c.memory_a.id, c.memory_b.id}]
+    assert len(against_tabs) == 3
+    result = svc.recall("indentation")
+    [item] = [i for i in result.preferences if i.memory.id == tabs]
+    assert set(item.conflict_ids) == {c.id for c in against_tabs}
+    line = result.text[result.text.index(f"id {tabs}") :].split("\n- ")[0]
+    assert line.count("⚠ CONFLICT") == 2 and "⚠ 1 more open conflicts with this memory" in line
+    # The warnings count against the preference budget: not every preference fits 300 tokens.
+    assert 0 < len(result.preferences) < len(ways)
+    assert estimate_tokens(result.text) <= budgets.total

@@ -247,6 +247,21 @@ def test_line_heads_count_against_each_bucket_budget() -> None:
     assert plan.preferences == (7,) and plan.short_term == (20,)
 
 
+def test_conflict_warnings_count_against_the_bucket_of_their_memory() -> None:
+    day = 86_400.0
+    window = {20: (4, NOW.timestamp() - day), 21: (4, NOW.timestamp() - 2 * day)}
+    budgets = r.Budgets(preference=120, long_term=20, short_term=120, short_term_days=60, line_tokens=17)
+    quiet = _recall_candidates(preference_order=((7, 6), (8, 6)), window=window)
+    plan = r.plan_recall(quiet, budgets=budgets, now=NOW, semantic=True)
+    assert plan.preferences == (7, 8) and plan.short_term == (20, 21)
+    # Three open conflicts: two warning lines and the count of the rest, 6 + 17 + 2 · 38 + 19 = 118.
+    assert r.warning_tokens(3) == 2 * r.CONFLICT_LINE_TOKENS + r.CONFLICT_MORE_TOKENS == 95
+    assert r.warning_tokens(1) == r.CONFLICT_LINE_TOKENS and r.warning_tokens(0) == 0
+    loud = _recall_candidates(preference_order=((7, 6), (8, 6)), window=window, conflicts={7: 3, 20: 3})
+    plan = r.plan_recall(loud, budgets=budgets, now=NOW, semantic=True)
+    assert plan.preferences == (7,) and plan.short_term == (20,)
+
+
 def test_a_block_whose_line_heads_say_more_drops_its_last_more_matches_to_fit() -> None:
     def saved_on(i: int, platform: str) -> Memory:
         return replace(_memory("m" * 40), id=f"{i:012d}", platform=platform)
@@ -282,3 +297,72 @@ def test_a_block_whose_line_heads_say_more_drops_its_last_more_matches_to_fit() 
     # The best matches stay, in order; only the tail is left out, and what is left out is no hit.
     assert kept == [memories[i].id for i in range(2, 2 + len(kept))] and 4 <= len(kept) < 7
     assert fitted.hit_rowids == (1, *range(2, 2 + len(kept)))
+
+
+def _conflicted(count: int, *, rid: int) -> tuple[Memory, list[r.OpenConflict]]:
+    memory = replace(_memory(f"memory {rid} " + "w" * 40), id=f"{rid:012d}")
+    others = [r.OpenConflict(f"c{rid:04d}{i:08d}", f"{900 + i:012d}", "chatgpt") for i in range(count)]
+    return memory, others
+
+
+def test_a_memory_with_many_open_conflicts_lists_two_and_counts_the_rest() -> None:
+    memory, conflicts = _conflicted(5, rid=1)
+    plan = r.RecallPlan(
+        mode=RecallMode.HYBRID, preferences=(1,), long_term=(), short_term=(), scores={}, hits=(1,)
+    )
+    build = r.assemble_recall(
+        plan,
+        r.Chosen({1: memory}, {memory.id: conflicts}),
+        query="q",
+        semantic=True,
+        short_term_days=60,
+        open_conflicts=5,
+    )
+    text = build.result.text
+    assert text.count("⚠ CONFLICT") == r.CONFLICT_LINES == 2
+    assert f"CONFLICT {conflicts[0].conflict_id}: disagrees with {conflicts[0].other_id}" in text
+    assert conflicts[2].conflict_id not in text
+    assert "⚠ 3 more open conflicts with this memory; list_conflicts shows them all." in text
+    # The structured item still names every one.
+    assert build.result.preferences[0].conflict_ids == tuple(c.conflict_id for c in conflicts)
+
+
+def test_a_block_over_its_total_without_more_matches_leaves_out_the_weakest_tails() -> None:
+    chosen = {rid: _conflicted(2, rid=rid) for rid in range(1, 10)}
+    memories = {rid: m for rid, (m, _) in chosen.items()}
+    conflicts = {m.id: found for m, found in chosen.values()}
+    plan = r.RecallPlan(
+        mode=RecallMode.HYBRID,
+        preferences=(1, 2),
+        long_term=(3, 4, 5),  # scores 0.9, 0.5, 0.1
+        short_term=(6, 7, 8, 9),  # scores 0.8, 0.7, 0.6, 0.4
+        scores={3: 0.9, 4: 0.5, 5: 0.1, 6: 0.8, 7: 0.7, 8: 0.6, 9: 0.4},
+        hits=tuple(range(1, 10)),
+    )
+
+    def build(max_tokens: int | None) -> r.RecallBuild:
+        return r.assemble_recall(
+            plan,
+            r.Chosen(memories, conflicts),
+            query="q",
+            semantic=True,
+            short_term_days=60,
+            open_conflicts=18,
+            max_tokens=max_tokens,
+        )
+
+    whole = build(None)
+    line = r.estimate_tokens(whole.result.text) // 9  # about one memory with its two warnings
+    fitted = build(r.estimate_tokens(whole.result.text) - 3 * line)
+    assert r.estimate_tokens(fitted.result.text) <= r.estimate_tokens(whole.result.text) - 3 * line
+    kept = [[item.memory.id for item in b] for b in (fitted.result.preferences, fitted.result.long_term)]
+    recent = [item.memory.id for item in fitted.result.short_term]
+    # Left out, weakest tail first: 5 (0.1), then 9 (0.4), then 4 (0.5) ...; preferences stay.
+    assert kept[0] == [memories[1].id, memories[2].id]
+    assert 5 not in fitted.hit_rowids and 9 not in fitted.hit_rowids
+    assert memories[3].id in kept[1] and memories[6].id in recent
+    assert set(fitted.hit_rowids) == {
+        rid for rid, m in memories.items() if m.id in {*kept[0], *kept[1], *recent}
+    }
+    # A total too small for anything leaves a block with no memory rather than one over the total.
+    assert build(10).result.items == () and build(10).hit_rowids == ()

@@ -20,6 +20,7 @@ __all__ = [
     "open_conflict",
     "open_conflict_count",
     "open_conflicts_of",
+    "open_conflicts_per_memory",
     "resolve_conflict",
     "resolve_conflicts_of",
 ]
@@ -66,6 +67,15 @@ def list_conflicts(conn: apsw.Connection, *, include_resolved: bool) -> list[Con
 
 def open_conflict_count(conn: apsw.Connection) -> int:
     return int(q.scalar(conn, "SELECT count(*) FROM conflicts WHERE status = 'open'"))
+
+
+def open_conflicts_per_memory(conn: apsw.Connection) -> dict[int, int]:
+    """rowid -> how many open conflicts the memory takes part in (memories in none are left out)."""
+    sql = (
+        "SELECT rowid, count(*) FROM (SELECT a_rowid AS rowid FROM conflicts WHERE status = 'open' "
+        "UNION ALL SELECT b_rowid FROM conflicts WHERE status = 'open') GROUP BY rowid"
+    )
+    return {int(rowid): int(n) for rowid, n in conn.execute(sql)}
 
 
 def _get(conn: apsw.Connection, conflict_id: str) -> tuple[Conflict, int, int]:
@@ -155,14 +165,16 @@ def resolve_conflicts_of(conn: apsw.Connection, rowid: int, now: float, *, resol
 
 
 def open_conflicts_of(conn: apsw.Connection, rowids: Sequence[int]) -> dict[str, list[OpenConflict]]:
-    """memory id -> the open conflicts it takes part in, with the other side's id and platform."""
+    """memory id -> the open conflicts it takes part in, newest first, with the other side's id and
+    platform."""
     if not rowids:
         return {}
     marks = ",".join("?" * len(rowids))
     sql = (
         "SELECT c.id, a.id, a.platform, b.id, b.platform FROM conflicts c "
         "JOIN memories a ON a.rowid = c.a_rowid JOIN memories b ON b.rowid = c.b_rowid "
-        f"WHERE c.status = 'open' AND (c.a_rowid IN ({marks}) OR c.b_rowid IN ({marks}))"
+        f"WHERE c.status = 'open' AND (c.a_rowid IN ({marks}) OR c.b_rowid IN ({marks})) "
+        "ORDER BY c.created_at DESC, c.rowid DESC"
     )
     out: dict[str, list[OpenConflict]] = {}
     for cid, a_id, a_pf, b_id, b_pf in conn.execute(sql, (*rowids, *rowids)):

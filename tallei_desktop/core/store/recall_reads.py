@@ -16,7 +16,7 @@ import numpy as np
 from tallei_desktop.core.models import Bucket, Memory, MemoryStatus
 from tallei_desktop.core.recall import Chosen, RecallCandidates, SearchCandidates
 from tallei_desktop.core.store import queries as q
-from tallei_desktop.core.store.conflicts import open_conflict_count, open_conflicts_of
+from tallei_desktop.core.store.conflicts import open_conflicts_of, open_conflicts_per_memory
 from tallei_desktop.core.store.vector_index import VectorIndex
 
 __all__ = [
@@ -152,6 +152,7 @@ def gather_recall(
         ):
             window[int(rid)] = (int(t), float(at))
 
+    per_memory = open_conflicts_per_memory(conn)  # each conflict counted on both its memories
     return RecallCandidates(
         preference_order=tuple((int(rid), int(t)) for rid, t in pref_order),
         preference_bm25=pref_bm25,
@@ -163,7 +164,8 @@ def gather_recall(
         pool=pool,
         short_term_bm25=st_bm25,
         window=window,
-        open_conflicts=open_conflict_count(conn),
+        open_conflicts=sum(per_memory.values()) // 2,
+        conflicts=per_memory,
     )
 
 

@@ -71,6 +71,12 @@ def to_dt(ts: float) -> datetime:
     return datetime.fromtimestamp(ts, tz=UTC)
 
 
+# Recall reads a few hundred rows per question: looking members up by value skips Enum.__call__.
+_TYPES = {str(t): t for t in MemoryType}
+_BUCKETS = {str(b): b for b in Bucket}
+_STATUSES = {str(s): s for s in MemoryStatus}
+
+
 def row_from(values: Sequence[object], provenance: tuple[Provenance, ...] = ()) -> Row:
     (
         rowid,
@@ -92,16 +98,16 @@ def row_from(values: Sequence[object], provenance: tuple[Provenance, ...] = ()) 
     memory = Memory(
         id=str(mid),
         content=str(content),
-        type=MemoryType(str(mtype)),
-        bucket=Bucket(str(bucket)),
+        type=_TYPES.get(str(mtype)) or MemoryType(str(mtype)),
+        bucket=_BUCKETS.get(str(bucket)) or Bucket(str(bucket)),
         platform=str(platform),
-        created_at=to_dt(float(created)),  # type: ignore[arg-type]
-        updated_at=to_dt(float(updated)),  # type: ignore[arg-type]
-        occurred_at=to_dt(float(occurred)),  # type: ignore[arg-type]
+        created_at=datetime.fromtimestamp(created, UTC),  # type: ignore[arg-type]
+        updated_at=datetime.fromtimestamp(updated, UTC),  # type: ignore[arg-type]
+        occurred_at=datetime.fromtimestamp(occurred, UTC),  # type: ignore[arg-type]
         reference_count=int(refs),  # type: ignore[call-overload]
         last_referenced_at=to_dt(float(last_ref)) if last_ref is not None else None,  # type: ignore[arg-type]
         pinned=bool(pinned),
-        status=MemoryStatus(str(status)),
+        status=_STATUSES.get(str(status)) or MemoryStatus(str(status)),
         superseded_by=str(superseded_by) if superseded_by is not None else None,
         embedded=bool(embedded),
         provenance=provenance,

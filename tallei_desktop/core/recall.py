@@ -127,7 +127,7 @@ class RecallCandidates:
 
     preference_order: tuple[tuple[int, int], ...]  # (rowid, tokens): pinned, references, newest
     preference_bm25: Mapping[int, float]  # raw bm25() of preference text hits
-    vector: Mapping[int, float]  # cosine of the nearest non-preference vectors
+    vector: Mapping[int, float]  # cosine of the nearest non-preference vectors and of every text hit
     long_term_bm25: Mapping[int, float]  # raw bm25() over the long-term pool (extras included)
     long_term_tokens: int  # Σ tokens of active long-term memories
     extras: Mapping[int, Memory]  # matching older short-term and archived memories

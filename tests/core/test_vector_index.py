@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from tallei_desktop.core.models import Bucket
-from tallei_desktop.core.recall import rank_search
+from tallei_desktop.core.recall import Budgets, plan_recall, rank_search
 from tallei_desktop.core.store import queries as q
+from tallei_desktop.core.store import recall_reads
 from tallei_desktop.core.store.database import Database
 from tallei_desktop.core.store.recall_reads import gather_search
 from tallei_desktop.core.store.vector_index import LOG_KEEP, VectorIndex, trim_log
@@ -140,5 +142,39 @@ def test_search_scores_a_text_hit_outside_the_nearest_k_by_its_real_similarity(t
         assert found.vector[1] == pytest.approx(0.05, abs=1e-5)
         ranked = [rowid for rowid, _ in rank_search(found, semantic=True, limit=5)]
         assert ranked.index(2) < ranked.index(1)
+    finally:
+        db.close()
+
+
+def test_recall_scores_a_text_hit_outside_the_nearest_k_by_its_real_similarity(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(recall_reads, "VECTOR_K", 3)
+    db = Database(tmp_path / "t.db", KEY, key_source="k")
+    try:
+        query = _unit(100)
+        # As in search: two equal text hits outside the three nearest vectors, one far, one near.
+        _insert(db, 1, 0, content="the heron nests by the lake", vector=_towards(query, 0.05, 1))
+        _insert(db, 2, 0, content="the heron nests by the pond", vector=_towards(query, 0.6, 2))
+        for rowid in (3, 4, 5):
+            _insert(db, rowid, 0, content=f"wading birds {rowid}", vector=_towards(query, 0.8, rowid))
+        index = _synced(db, VectorIndex())
+        with db.read() as conn:
+            found = recall_reads.gather_recall(
+                conn,
+                query="heron",
+                query_vector=query,
+                vectors=index,
+                cutoff=0.0,
+                extra_similarity=0.5,
+                dump_all=lambda tokens, extras: False,
+            )
+        assert set(found.long_term_bm25) == {1, 2}
+        assert found.vector[2] == pytest.approx(0.6, abs=1e-5)
+        assert found.vector[1] == pytest.approx(0.05, abs=1e-5)
+        budgets = Budgets(preference=100, long_term=100, short_term=100, short_term_days=60, line_tokens=0)
+        plan = plan_recall(found, budgets=budgets, now=datetime.now(UTC), semantic=True)
+        assert plan.long_term.index(2) < plan.long_term.index(1)
+        assert plan.scores[2] > plan.scores[1]
     finally:
         db.close()

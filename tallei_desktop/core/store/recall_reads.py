@@ -142,6 +142,10 @@ def gather_recall(
             (cutoff, SHORT_TERM_RECENT_K),
         )
     }
+    if query_vector is not None:
+        # A text hit outside the nearest vectors is scored by its real similarity, not by 0.
+        hits = (rid for rid in (*pref_bm25, *lt_bm25, *st_bm25) if rid not in vec)
+        vec.update(vectors.similarities(query_vector, hits))
     more = sorted({*st_bm25, *vec} - set(window))
     if more:
         marks = ",".join("?" * len(more))

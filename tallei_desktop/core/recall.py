@@ -26,6 +26,9 @@ from tallei_desktop.core.models import (
 
 __all__ = [
     "ACTIVITY_DECAY_DAYS",
+    "ALONGSIDE_SECONDS",
+    "ALONGSIDE_SEEDS",
+    "ALONGSIDE_SHARE",
     "CONFLICT_LINES",
     "EXTRA_SIMILARITY",
     "MATCH_SIMILARITY",
@@ -36,8 +39,11 @@ __all__ = [
     "RecallBuild",
     "RecallCandidates",
     "RecallPlan",
+    "SavedAt",
     "SearchCandidates",
     "activity",
+    "alongside",
+    "alongside_rowids",
     "assemble_recall",
     "estimate_tokens",
     "hybrid_score",
@@ -79,6 +85,13 @@ MORE_MIN_SIMILARITY = 0.3
 #: What the block's title and section headings cost: "more matches" fills the total only as far as
 #: the rendered block stays within it.
 BLOCK_OVERHEAD_TOKENS = 120
+#: Saved alongside: a memory saved right before or after one of the ALONGSIDE_SEEDS most similar
+#: memories, by the same assistant and within ALONGSIDE_SECONDS of it (in when it was saved and in
+#: when it happened), is scored with at least ALONGSIDE_SHARE of that memory's similarity: the rest
+#: of a message saved in pieces, the other half of an exchange.
+ALONGSIDE_SEEDS = 10
+ALONGSIDE_SHARE = 0.7
+ALONGSIDE_SECONDS = 120.0
 #: Conflict warnings shown under one memory's line; more are counted, not listed (list_conflicts has them).
 CONFLICT_LINES = 2
 #: What one warning line costs ("  ⚠ CONFLICT c…: disagrees with … (saved on chatgpt); ask …", about
@@ -137,6 +150,9 @@ class RecallCandidates:
     window: Mapping[int, tuple[int, float]]  # rowid -> (tokens, occurred_at) of short-term candidates
     open_conflicts: int
     conflicts: Mapping[int, int] = field(default_factory=dict)  # rowid -> open conflicts it is part of (its warning lines)
+    #: rowid -> the share of a strong match's similarity a memory saved alongside it takes (see
+    #: :func:`alongside`); used to rank, not to decide what counts as a hit
+    related: Mapping[int, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -313,6 +329,51 @@ def long_term_fits(long_term_tokens: int, extras: Sequence[Memory], budget: int)
     return long_term_tokens + sum(estimate_tokens(m.content) for m in extras) <= budget
 
 
+@dataclass(frozen=True, slots=True)
+class SavedAt:
+    """Who saved a memory and when, as :func:`alongside` compares neighbours."""
+
+    platform: str
+    created_at: float
+    occurred_at: float
+
+
+def _seeds(similarity: Mapping[int, float]) -> list[tuple[int, float]]:
+    return sorted(similarity.items(), key=lambda kv: (kv[1], kv[0]), reverse=True)[:ALONGSIDE_SEEDS]
+
+
+def alongside_rowids(similarity: Mapping[int, float]) -> list[int]:
+    """The rows :func:`alongside` needs: the ``ALONGSIDE_SEEDS`` most similar memories and their
+    neighbours in saving order."""
+    return sorted({rowid + step for rowid, _ in _seeds(similarity) for step in (-1, 0, 1)})
+
+
+def alongside(similarity: Mapping[int, float], saved: Mapping[int, SavedAt]) -> dict[int, float]:
+    """rowid -> ``ALONGSIDE_SHARE`` of the similarity of the best of the ``ALONGSIDE_SEEDS`` most
+    similar memories saved next to it (rowid ± 1, same platform, within ``ALONGSIDE_SECONDS``), for
+    neighbours found in ``saved`` (active memories) where that is more than their own similarity."""
+    related: dict[int, float] = {}
+    for rowid, sim in _seeds(similarity):
+        seed = saved.get(rowid)
+        if seed is None:
+            continue
+        for other in (rowid - 1, rowid + 1):
+            n = saved.get(other)
+            if (
+                n is not None
+                and n.platform == seed.platform
+                and abs(n.created_at - seed.created_at) <= ALONGSIDE_SECONDS
+                and abs(n.occurred_at - seed.occurred_at) <= ALONGSIDE_SECONDS
+            ):
+                related[other] = max(related.get(other, 0.0), ALONGSIDE_SHARE * sim)
+    return {rid: s for rid, s in related.items() if s > similarity.get(rid, 0.0)}
+
+
+def _similarity(c: RecallCandidates, rowid: int) -> float:
+    """What ranks a candidate: its own similarity, or more as a memory saved alongside a match."""
+    return max(c.vector.get(rowid, 0.0), c.related.get(rowid, 0.0))
+
+
 def warning_tokens(open_conflicts: int) -> int:
     """What the conflict warnings under a memory's line cost in the block (see ``_line``)."""
     shown = min(open_conflicts, CONFLICT_LINES)
@@ -331,7 +392,7 @@ def plan_recall(c: RecallCandidates, *, budgets: Budgets, now: datetime, semanti
 
     def score(rowid: int, memory: Memory) -> float:
         return hybrid_score(
-            vector=c.vector.get(rowid, 0.0),
+            vector=_similarity(c, rowid),
             bm25=bm25.get(rowid, 0.0),
             activity_=activity(memory, now),
             semantic=semantic,
@@ -353,7 +414,7 @@ def plan_recall(c: RecallCandidates, *, budgets: Budgets, now: datetime, semanti
     st_bm25 = normalise_bm25(dict(c.short_term_bm25))
     specific = bool(c.short_term_bm25 or c.long_term_bm25 or c.preference_bm25 or c.vector)
     for rid, (_, at) in c.window.items():
-        match = max(st_bm25.get(rid, 0.0), c.vector.get(rid, 0.0))
+        match = max(st_bm25.get(rid, 0.0), _similarity(c, rid))
         fresh = recency(datetime.fromtimestamp(at, tz=UTC), now)
         # A specific question wants what matches it; with nothing to match, the newest come first.
         if specific:
@@ -409,9 +470,10 @@ def _more_matches(
     }
     found: list[tuple[float, int]] = []
     for rid in tokens.keys() - taken:
-        similarity = c.vector.get(rid, 0.0)
-        if rid not in bm25 and similarity < MORE_MIN_SIMILARITY:
+        # Only a match joins "more matches"; one that is also saved alongside a match ranks higher.
+        if rid not in bm25 and c.vector.get(rid, 0.0) < MORE_MIN_SIMILARITY:
             continue
+        similarity = _similarity(c, rid)
         score = search_score(
             similarity=similarity, bm25=bm25.get(rid, 0.0), text_hit=rid in bm25, semantic=True
         )

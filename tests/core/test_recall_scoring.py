@@ -366,3 +366,40 @@ def test_a_block_over_its_total_without_more_matches_leaves_out_the_weakest_tail
     }
     # A total too small for anything leaves a block with no memory rather than one over the total.
     assert build(10).result.items == () and build(10).hit_rowids == ()
+
+
+def test_a_memory_saved_alongside_a_strong_match_takes_a_share_of_its_similarity() -> None:
+    at = NOW.timestamp()
+    saved = {
+        10: r.SavedAt("claude", at, at),  # the match
+        11: r.SavedAt("claude", at + 1, at),  # the rest of the same message
+        9: r.SavedAt("chatgpt", at - 1, at),  # another assistant's, saved just before
+        20: r.SavedAt("claude", at, at),  # a weaker match, not among the seeds below
+        21: r.SavedAt("claude", at + 1, at),
+        30: r.SavedAt("claude", at, at),  # a match whose neighbours were saved long before or after
+        29: r.SavedAt("claude", at - 3600, at - 3600),
+        31: r.SavedAt("claude", at + 1, at + 3 * r.ALONGSIDE_SECONDS),
+        40: r.SavedAt("claude", at, at),
+        41: r.SavedAt("claude", at, at),  # already as similar on its own
+    }
+    similarity = {10: 0.8, 20: 0.05, 30: 0.7, 40: 0.6, 41: 0.5, 12: 0.3}
+    similarity |= {100 + i: 0.4 for i in range(r.ALONGSIDE_SEEDS - 4)}  # fills the seeds; no rows
+    assert r.alongside_rowids(similarity)[:3] == [9, 10, 11] and 19 not in r.alongside_rowids(similarity)
+    related = r.alongside(similarity, saved)
+    assert related == {11: pytest.approx(r.ALONGSIDE_SHARE * 0.8)}
+    # 41 has 0.5 of its own against 0.7 · 0.6 = 0.42: its own counts (it is left out of related).
+    assert 41 not in related and 9 not in related and 21 not in related
+    assert 29 not in related and 31 not in related
+
+
+def test_related_memories_rank_higher_but_are_no_hits() -> None:
+    c = _recall_candidates(
+        pool={1: _memory("a" * 40), 2: _memory("b" * 40), 3: _memory("c" * 40)},
+        vector={1: 0.8, 2: 0.1, 3: 0.3},
+        related={2: 0.56},
+        long_term_tokens=10_000,
+    )
+    budgets = r.Budgets(preference=10, long_term=20, short_term=10, short_term_days=60, line_tokens=0)
+    plan = r.plan_recall(c, budgets=budgets, now=NOW, semantic=True)
+    assert plan.long_term == (1, 2)  # 2 rides on 1 and passes 3
+    assert 2 not in plan.hits and 1 in plan.hits

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from tallei_desktop.core.models import Bucket
-from tallei_desktop.core.recall import Budgets, plan_recall, rank_search
+from tallei_desktop.core.recall import ALONGSIDE_SHARE, Budgets, plan_recall, rank_search
 from tallei_desktop.core.store import queries as q
 from tallei_desktop.core.store import recall_reads
 from tallei_desktop.core.store.database import Database
@@ -176,5 +176,34 @@ def test_recall_scores_a_text_hit_outside_the_nearest_k_by_its_real_similarity(
         plan = plan_recall(found, budgets=budgets, now=datetime.now(UTC), semantic=True)
         assert plan.long_term.index(2) < plan.long_term.index(1)
         assert plan.scores[2] > plan.scores[1]
+    finally:
+        db.close()
+
+
+def test_recall_reads_what_was_saved_alongside_its_best_matches(tmp_path: Path) -> None:
+    db = Database(tmp_path / "t.db", KEY, key_source="k")
+    try:
+        query = _unit(200)
+        # Saved one after another by one assistant at the same moment (see _insert): 3 matches,
+        # 2 and 4 on either side of it mean little on their own.
+        for rowid, cosine in ((1, 0.1), (2, 0.05), (3, 0.9), (4, 0.02), (5, 0.1)):
+            _insert(db, rowid, 0, content=f"memory {rowid}", vector=_towards(query, cosine, rowid))
+        index = _synced(db, VectorIndex())
+        with db.write() as conn:
+            conn.execute("UPDATE memories SET status = 'archived' WHERE rowid = 2")
+        with db.read() as conn:
+            index.sync(conn)
+            found = recall_reads.gather_recall(
+                conn,
+                query="nothing in common",
+                query_vector=query,
+                vectors=index,
+                cutoff=0.0,
+                extra_similarity=0.5,
+                dump_all=lambda tokens, extras: False,
+            )
+        # 4 takes a share of 3's similarity; 2 is no longer active, so it takes none.
+        assert found.related == {4: pytest.approx(ALONGSIDE_SHARE * 0.9, abs=1e-5)}
+        assert 4 in found.pool and found.vector[4] == pytest.approx(0.02, abs=1e-5)
     finally:
         db.close()

@@ -14,7 +14,14 @@ import apsw
 import numpy as np
 
 from tallei_desktop.core.models import Bucket, Memory, MemoryStatus
-from tallei_desktop.core.recall import Chosen, RecallCandidates, SearchCandidates
+from tallei_desktop.core.recall import (
+    Chosen,
+    RecallCandidates,
+    SavedAt,
+    SearchCandidates,
+    alongside,
+    alongside_rowids,
+)
 from tallei_desktop.core.store import queries as q
 from tallei_desktop.core.store.conflicts import open_conflicts_of, open_conflicts_per_memory
 from tallei_desktop.core.store.vector_index import VectorIndex
@@ -88,6 +95,15 @@ def gather_recall(
     )
     lt_where = f"((m.status = 'active' AND m.bucket = 'long_term') OR ({older} AND m.bucket != 'preference'))"
     lt_bm25 = text_hits(conn, query, lt_where, (cutoff,), BM25_K)
+    st_where = "m.status = 'active' AND m.bucket = 'short_term' AND m.occurred_at >= ?"
+    st_bm25 = text_hits(conn, query, st_where, (cutoff,), BM25_K)
+    related: dict[int, float] = {}
+    if query_vector is not None:
+        # A text hit outside the nearest vectors is scored by its real similarity, not by 0.
+        hits = (rid for rid in (*pref_bm25, *lt_bm25, *st_bm25) if rid not in vec)
+        vec.update(vectors.similarities(query_vector, hits))
+        related = alongside(vec, _saved_next_to(conn, alongside_rowids(vec)))
+    near = {**vec, **related}  # who may be a candidate: matches, and what was saved alongside them
     total_tokens = int(
         q.scalar(
             conn,
@@ -95,7 +111,7 @@ def gather_recall(
             "WHERE status = 'active' AND bucket = 'long_term'",
         )
     )
-    extra_ids = set(lt_bm25) | {rid for rid, sim in vec.items() if sim >= extra_similarity}
+    extra_ids = set(lt_bm25) | {rid for rid, sim in near.items() if sim >= extra_similarity}
     extras = {
         row.rowid: row.memory
         for row in q.fetch_by_rowids(conn, sorted(extra_ids)).values()
@@ -121,7 +137,7 @@ def gather_recall(
             "ORDER BY created_at DESC, rowid DESC LIMIT ?",
             (RECENT_K,),
         )
-        pool_ids = set(vec) | set(lt_bm25) | {int(rid) for (rid,) in recent}
+        pool_ids = set(near) | set(lt_bm25) | {int(rid) for (rid,) in recent}
         pool = {
             row.rowid: row.memory
             for row in q.fetch_by_rowids(conn, sorted(pool_ids)).values()
@@ -131,8 +147,6 @@ def gather_recall(
 
     # Short-term: the newest SHORT_TERM_RECENT_K in the window plus any in-window text or vector match
     # (a match can lift an older one, but no more than that can fit the budget anyway).
-    st_where = "m.status = 'active' AND m.bucket = 'short_term' AND m.occurred_at >= ?"
-    st_bm25 = text_hits(conn, query, st_where, (cutoff,), BM25_K)
     window: dict[int, tuple[int, float]] = {
         int(rid): (int(t), float(at))
         for rid, t, at in _all(
@@ -142,11 +156,7 @@ def gather_recall(
             (cutoff, SHORT_TERM_RECENT_K),
         )
     }
-    if query_vector is not None:
-        # A text hit outside the nearest vectors is scored by its real similarity, not by 0.
-        hits = (rid for rid in (*pref_bm25, *lt_bm25, *st_bm25) if rid not in vec)
-        vec.update(vectors.similarities(query_vector, hits))
-    more = sorted({*st_bm25, *vec} - set(window))
+    more = sorted({*st_bm25, *near} - set(window))
     if more:
         marks = ",".join("?" * len(more))
         for rid, t, at in _all(
@@ -170,7 +180,23 @@ def gather_recall(
         window=window,
         open_conflicts=sum(per_memory.values()) // 2,
         conflicts=per_memory,
+        related=related,
     )
+
+
+def _saved_next_to(conn: apsw.Connection, rowids: Sequence[int]) -> dict[int, SavedAt]:
+    """Platform and times of the active memories among ``rowids``."""
+    if not rowids:
+        return {}
+    marks = ",".join("?" * len(rowids))
+    sql = (
+        "SELECT rowid, platform, created_at, occurred_at FROM memories "
+        f"WHERE rowid IN ({marks}) AND status = 'active'"
+    )
+    return {
+        int(rowid): SavedAt(str(platform), float(created), float(occurred))
+        for rowid, platform, created, occurred in conn.execute(sql, tuple(rowids))
+    }
 
 
 def read_chosen(conn: apsw.Connection, rowids: Sequence[int]) -> Chosen:

@@ -90,7 +90,7 @@ BLOCK_OVERHEAD_TOKENS = 120
 #: when it happened), is scored with at least ALONGSIDE_SHARE of that memory's similarity: the rest
 #: of a message saved in pieces, the other half of an exchange.
 ALONGSIDE_SEEDS = 10
-ALONGSIDE_SHARE = 0.7
+ALONGSIDE_SHARE = 0.8
 ALONGSIDE_SECONDS = 120.0
 #: Conflict warnings shown under one memory's line; more are counted, not listed (list_conflicts has them).
 CONFLICT_LINES = 2

@@ -262,6 +262,19 @@ def test_conflict_warnings_count_against_the_bucket_of_their_memory() -> None:
     assert plan.preferences == (7,) and plan.short_term == (20,)
 
 
+def _assemble(plan: r.RecallPlan, chosen: r.Chosen, max_tokens: int | None) -> r.RecallBuild:
+    conflicts = sum(len(found) for found in chosen.conflicts.values())
+    return r.assemble_recall(
+        plan,
+        chosen,
+        query="q",
+        semantic=True,
+        short_term_days=60,
+        open_conflicts=conflicts,
+        max_tokens=max_tokens,
+    )
+
+
 def test_a_block_whose_line_heads_say_more_drops_its_last_more_matches_to_fit() -> None:
     def saved_on(i: int, platform: str) -> Memory:
         return replace(_memory("m" * 40), id=f"{i:012d}", platform=platform)
@@ -278,15 +291,7 @@ def test_a_block_whose_line_heads_say_more_drops_its_last_more_matches_to_fit() 
     )
 
     def build(max_tokens: int | None) -> r.RecallBuild:
-        return r.assemble_recall(
-            plan,
-            r.Chosen(memories, {}),
-            query="q",
-            semantic=True,
-            short_term_days=60,
-            open_conflicts=0,
-            max_tokens=max_tokens,
-        )
+        return _assemble(plan, r.Chosen(memories, {}), max_tokens)
 
     whole = build(None)
     assert len(whole.result.more) == 7 and "assistant-number-8 ·" in whole.result.text
@@ -341,15 +346,7 @@ def test_a_block_over_its_total_without_more_matches_leaves_out_the_weakest_tail
     )
 
     def build(max_tokens: int | None) -> r.RecallBuild:
-        return r.assemble_recall(
-            plan,
-            r.Chosen(memories, conflicts),
-            query="q",
-            semantic=True,
-            short_term_days=60,
-            open_conflicts=18,
-            max_tokens=max_tokens,
-        )
+        return _assemble(plan, r.Chosen(memories, conflicts), max_tokens)
 
     whole = build(None)
     line = r.estimate_tokens(whole.result.text) // 9  # about one memory with its two warnings

@@ -122,17 +122,21 @@ def _towards(query: np.ndarray, cosine: float, seed: int) -> np.ndarray:
     return (cosine * query + np.sqrt(1 - cosine**2) * other).astype(np.float32)
 
 
+def _two_text_hits_beyond_three_nearer(db: Database) -> tuple[np.ndarray, VectorIndex]:
+    """Two equal text hits for "heron": 1 means nothing like the query, 2 means much the same; three
+    memories without the word are nearer still, so with k = 3 neither text hit is among the nearest."""
+    query = _unit(100)
+    _insert(db, 1, 0, content="the heron nests by the lake", vector=_towards(query, 0.05, 1))
+    _insert(db, 2, 0, content="the heron nests by the pond", vector=_towards(query, 0.6, 2))
+    for rowid in (3, 4, 5):
+        _insert(db, rowid, 0, content=f"wading birds {rowid}", vector=_towards(query, 0.8, rowid))
+    return query, _synced(db, VectorIndex())
+
+
 def test_search_scores_a_text_hit_outside_the_nearest_k_by_its_real_similarity(tmp_path: Path) -> None:
     db = Database(tmp_path / "t.db", KEY, key_source="k")
     try:
-        query = _unit(100)
-        # Two equal text hits: 1 means nothing like the query, 2 means much the same; three memories
-        # without the word are nearer still, so with k = 3 neither text hit is among the nearest.
-        _insert(db, 1, 0, content="the heron nests by the lake", vector=_towards(query, 0.05, 1))
-        _insert(db, 2, 0, content="the heron nests by the pond", vector=_towards(query, 0.6, 2))
-        for rowid in (3, 4, 5):
-            _insert(db, rowid, 0, content=f"wading birds {rowid}", vector=_towards(query, 0.8, rowid))
-        index = _synced(db, VectorIndex())
+        query, index = _two_text_hits_beyond_three_nearer(db)
         with db.read() as conn:
             found = gather_search(
                 conn, query="heron", query_vector=query, vectors=index, include_archived=False, k=3
@@ -152,13 +156,7 @@ def test_recall_scores_a_text_hit_outside_the_nearest_k_by_its_real_similarity(
     monkeypatch.setattr(recall_reads, "VECTOR_K", 3)
     db = Database(tmp_path / "t.db", KEY, key_source="k")
     try:
-        query = _unit(100)
-        # As in search: two equal text hits outside the three nearest vectors, one far, one near.
-        _insert(db, 1, 0, content="the heron nests by the lake", vector=_towards(query, 0.05, 1))
-        _insert(db, 2, 0, content="the heron nests by the pond", vector=_towards(query, 0.6, 2))
-        for rowid in (3, 4, 5):
-            _insert(db, rowid, 0, content=f"wading birds {rowid}", vector=_towards(query, 0.8, rowid))
-        index = _synced(db, VectorIndex())
+        query, index = _two_text_hits_beyond_three_nearer(db)
         with db.read() as conn:
             found = recall_reads.gather_recall(
                 conn,

@@ -153,6 +153,10 @@ class RecallCandidates:
     #: rowid -> the share of a strong match's similarity a memory saved alongside it takes (see
     #: :func:`alongside`); used to rank, not to decide what counts as a hit
     related: Mapping[int, float] = field(default_factory=dict)
+    #: rowid -> (pinned, reference count) of each active preference, and its similarity to the
+    #: query: equally pinned and confirmed preferences are ordered by how well they match
+    preference_rank: Mapping[int, tuple[bool, int]] = field(default_factory=dict)
+    preference_similarity: Mapping[int, float] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -369,6 +373,20 @@ def alongside(similarity: Mapping[int, float], saved: Mapping[int, SavedAt]) -> 
     return {rid: s for rid, s in related.items() if s > similarity.get(rid, 0.0)}
 
 
+def _preferences(c: RecallCandidates) -> list[tuple[int, int]]:
+    """Preferences in the order their bucket takes them: pinned first, then the most confirmed, and
+    among equals the best match to the query (similarity or normalised bm25), then the newest."""
+    bm25 = normalise_bm25(dict(c.preference_bm25))
+
+    def key(item: tuple[int, int]) -> tuple[bool, int, float]:
+        rowid = item[0]
+        pinned, references = c.preference_rank.get(rowid, (False, 0))
+        match = max(c.preference_similarity.get(rowid, 0.0), bm25.get(rowid, 0.0))
+        return (not pinned, -references, -match)
+
+    return sorted(c.preference_order, key=key)  # stable: the newest first among exact equals
+
+
 def _similarity(c: RecallCandidates, rowid: int) -> float:
     """What ranks a candidate: its own similarity, or more as a memory saved alongside a match."""
     return max(c.vector.get(rowid, 0.0), c.related.get(rowid, 0.0))
@@ -387,7 +405,7 @@ def plan_recall(c: RecallCandidates, *, budgets: Budgets, now: datetime, semanti
     def cost(rowid: int, tokens: int) -> int:
         return tokens + budgets.line_tokens + warning_tokens(c.conflicts.get(rowid, 0))
 
-    pref_ids = take_within_budget(((rid, cost(rid, t)) for rid, t in c.preference_order), budgets.preference)
+    pref_ids = take_within_budget(((rid, cost(rid, t)) for rid, t in _preferences(c)), budgets.preference)
     bm25 = normalise_bm25(dict(c.long_term_bm25))
 
     def score(rowid: int, memory: Memory) -> float:

@@ -333,3 +333,21 @@ def test_recall_does_not_stall_on_a_model_still_loading(make_service: ServiceFac
     assert mid in _ids(result.long_term)
     assert not result.semantic_search and "Semantic search is off" in result.text
     assert embedder.texts_embedded == 0
+
+
+def test_a_full_preference_bucket_keeps_an_older_preference_that_matches(
+    make_service: ServiceFactory, real_embedder: FastEmbedEmbedder, clock: Clock
+) -> None:
+    budgets = Budgets(preference=120, long_term=200, short_term=100, short_term_days=60)
+    service = make_service(embedder=real_embedder, budgets=budgets)
+    seats = service.save("I always want a window seat when I fly", type="preference").id
+    later = []
+    for topic in TOPICS:
+        clock.advance(hours=1)
+        later.append(service.save(f"I like reading about {topic} in the evening", type="preference").id)
+    service.drain()
+    # Room for about four preferences: with nothing to match, the newest come first.
+    newest = service.recall("").preferences
+    assert seats not in _ids(newest) and _ids(newest) <= set(later)
+    # Asked about flying, the seat preference is taken before equally confirmed newer ones.
+    assert seats in _ids(service.recall("booking a flight").preferences)

@@ -401,3 +401,21 @@ def test_related_memories_rank_higher_but_are_no_hits() -> None:
     plan = r.plan_recall(c, budgets=budgets, now=NOW, semantic=True)
     assert plan.long_term == (1, 2)  # 2 rides on 1 and passes 3
     assert 2 not in plan.hits and 1 in plan.hits
+
+
+def test_equally_confirmed_preferences_are_taken_best_match_first() -> None:
+    budgets = r.Budgets(preference=20, long_term=20, short_term=20, short_term_days=60, line_tokens=0)
+    order = ((1, 5), (2, 5), (3, 5), (4, 5), (5, 5))  # as read: pinned, references, newest first
+    rank = {1: (True, 1), 2: (False, 4), 3: (False, 1), 4: (False, 1), 5: (False, 1)}
+    similarity = {1: 0.1, 2: 0.1, 3: 0.2, 4: 0.3, 5: 0.8}
+
+    def taken(**overrides: object) -> tuple[int, ...]:
+        c = _recall_candidates(preference_order=order, preference_rank=rank, **overrides)
+        return r.plan_recall(c, budgets=budgets, now=NOW, semantic=True).preferences
+
+    # Pinned first, then the more confirmed, whatever they match; among equals the best match.
+    assert taken(preference_similarity=similarity) == (1, 2, 5, 4)
+    # A text hit counts as much as its normalised bm25.
+    assert taken(preference_similarity=similarity, preference_bm25={3: -9.0}) == (1, 2, 3, 5)
+    # Nothing to match: the order as read, the newest first among equals.
+    assert taken() == (1, 2, 3, 4)

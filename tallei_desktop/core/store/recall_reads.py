@@ -85,9 +85,13 @@ def gather_recall(
 
     pref_order = _all(
         conn,
-        "SELECT rowid, tokens FROM memories WHERE status = 'active' AND bucket = 'preference' "
+        "SELECT rowid, tokens, pinned, reference_count FROM memories "
+        "WHERE status = 'active' AND bucket = 'preference' "
         "ORDER BY pinned DESC, reference_count DESC, updated_at DESC, rowid DESC",
     )
+    pref_similarity: dict[int, float] = {}
+    if query_vector is not None:
+        pref_similarity = vectors.similarities(query_vector, (int(rid) for rid, *_ in pref_order))
     pref_bm25 = text_hits(conn, query, "m.status = 'active' AND m.bucket = 'preference'", (), BM25_K)
 
     older = (
@@ -168,7 +172,7 @@ def gather_recall(
 
     per_memory = open_conflicts_per_memory(conn)  # each conflict counted on both its memories
     return RecallCandidates(
-        preference_order=tuple((int(rid), int(t)) for rid, t in pref_order),
+        preference_order=tuple((int(rid), int(t)) for rid, t, _, _ in pref_order),
         preference_bm25=pref_bm25,
         vector=vec,
         long_term_bm25=lt_bm25,
@@ -181,6 +185,8 @@ def gather_recall(
         open_conflicts=sum(per_memory.values()) // 2,
         conflicts=per_memory,
         related=related,
+        preference_rank={int(rid): (bool(pinned), int(refs)) for rid, _, pinned, refs in pref_order},
+        preference_similarity=pref_similarity,
     )
 
 

@@ -5,11 +5,12 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
+import apsw
 import numpy as np
 import pytest
 
 from tallei_desktop.core.models import Bucket
-from tallei_desktop.core.recall import ALONGSIDE_SHARE, Budgets, plan_recall, rank_search
+from tallei_desktop.core.recall import ALONGSIDE_SHARE, Budgets, RecallCandidates, plan_recall, rank_search
 from tallei_desktop.core.store import queries as q
 from tallei_desktop.core.store import recall_reads
 from tallei_desktop.core.store.database import Database
@@ -133,6 +134,21 @@ def _two_text_hits_beyond_three_nearer(db: Database) -> tuple[np.ndarray, Vector
     return query, _synced(db, VectorIndex())
 
 
+def _gather_recall(
+    conn: apsw.Connection, text: str, query: np.ndarray, index: VectorIndex
+) -> RecallCandidates:
+    """Recall's candidates in hybrid mode, everything long-term (no recent window)."""
+    return recall_reads.gather_recall(
+        conn,
+        query=text,
+        query_vector=query,
+        vectors=index,
+        cutoff=0.0,
+        extra_similarity=0.5,
+        dump_all=lambda tokens, extras: False,
+    )
+
+
 def test_search_scores_a_text_hit_outside_the_nearest_k_by_its_real_similarity(tmp_path: Path) -> None:
     db = Database(tmp_path / "t.db", KEY, key_source="k")
     try:
@@ -158,15 +174,7 @@ def test_recall_scores_a_text_hit_outside_the_nearest_k_by_its_real_similarity(
     try:
         query, index = _two_text_hits_beyond_three_nearer(db)
         with db.read() as conn:
-            found = recall_reads.gather_recall(
-                conn,
-                query="heron",
-                query_vector=query,
-                vectors=index,
-                cutoff=0.0,
-                extra_similarity=0.5,
-                dump_all=lambda tokens, extras: False,
-            )
+            found = _gather_recall(conn, "heron", query, index)
         assert set(found.long_term_bm25) == {1, 2}
         assert found.vector[2] == pytest.approx(0.6, abs=1e-5)
         assert found.vector[1] == pytest.approx(0.05, abs=1e-5)
@@ -191,15 +199,7 @@ def test_recall_reads_what_was_saved_alongside_its_best_matches(tmp_path: Path) 
             conn.execute("UPDATE memories SET status = 'archived' WHERE rowid = 2")
         with db.read() as conn:
             index.sync(conn)
-            found = recall_reads.gather_recall(
-                conn,
-                query="nothing in common",
-                query_vector=query,
-                vectors=index,
-                cutoff=0.0,
-                extra_similarity=0.5,
-                dump_all=lambda tokens, extras: False,
-            )
+            found = _gather_recall(conn, "nothing in common", query, index)
         # 4 takes a share of 3's similarity; 2 is no longer active, so it takes none.
         assert found.related == {4: pytest.approx(ALONGSIDE_SHARE * 0.9, abs=1e-5)}
         assert 4 in found.pool and found.vector[4] == pytest.approx(0.02, abs=1e-5)

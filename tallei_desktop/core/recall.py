@@ -149,7 +149,8 @@ class RecallCandidates:
     short_term_bm25: Mapping[int, float]  # raw bm25() over the short-term window
     window: Mapping[int, tuple[int, float]]  # rowid -> (tokens, occurred_at) of short-term candidates
     open_conflicts: int
-    conflicts: Mapping[int, int] = field(default_factory=dict)  # rowid -> open conflicts it is part of (its warning lines)
+    #: rowid -> the open conflicts a memory is part of (what its warning lines cost)
+    conflicts: Mapping[int, int] = field(default_factory=dict)
     #: rowid -> the share of a strong match's similarity a memory saved alongside it takes (see
     #: :func:`alongside`); used to rank, not to decide what counts as a hit
     related: Mapping[int, float] = field(default_factory=dict)

@@ -29,6 +29,9 @@ __all__ = [
     "ALONGSIDE_SECONDS",
     "ALONGSIDE_SEEDS",
     "ALONGSIDE_SHARE",
+    "ANSWER_SEEDS",
+    "ANSWER_SHARE",
+    "ASKING_SHARE",
     "CONFLICT_LINES",
     "EXTRA_SIMILARITY",
     "MATCH_SIMILARITY",
@@ -44,6 +47,7 @@ __all__ = [
     "activity",
     "alongside",
     "alongside_rowids",
+    "asks",
     "assemble_recall",
     "estimate_tokens",
     "hybrid_score",
@@ -98,6 +102,13 @@ CONFLICT_LINES = 2
 #: 145 characters), and the line that counts the rest.
 CONFLICT_LINE_TOKENS = 38
 CONFLICT_MORE_TOKENS = 19
+#: Search: a memory that ends in a question mark asks rather than tells, yet resembles the question
+#: looking for its answer, so it scores ASKING_SHARE of itself; the memory saved right after one of
+#: the ANSWER_SEEDS best-scoring of them (by the same assistant, within ALONGSIDE_SECONDS), likely
+#: its answer, scores at least ANSWER_SHARE of the question's own score.
+ASKING_SHARE = 0.8
+ANSWER_SEEDS = 5
+ANSWER_SHARE = 0.9
 #: Search: weights of similarity and normalised BM25, and the similarity a non-text hit needs.
 SEARCH_W_VECTOR = 0.6
 SEARCH_W_BM25 = 0.4
@@ -195,7 +206,8 @@ class RecallBuild:
 class SearchCandidates:
     bm25: Mapping[int, float]  # raw bm25() of the text hits
     vector: Mapping[int, float]  # cosine similarity of the nearest vectors and of the text hits
-    memories: Mapping[int, Memory]  # every candidate (no provenance)
+    #: every candidate (no provenance), and the memory saved right after each that asks
+    memories: Mapping[int, Memory]
 
 
 def estimate_tokens(text: str) -> int:
@@ -342,6 +354,19 @@ class SavedAt:
     created_at: float
     occurred_at: float
 
+    @classmethod
+    def of(cls, memory: Memory) -> SavedAt:
+        return cls(memory.platform, memory.created_at.timestamp(), memory.occurred_at.timestamp())
+
+    def next_to(self, other: SavedAt) -> bool:
+        """Saved by the same assistant within ``ALONGSIDE_SECONDS``, in when it was saved and in when
+        it happened (callers check that the two are neighbours in saving order)."""
+        return (
+            self.platform == other.platform
+            and abs(self.created_at - other.created_at) <= ALONGSIDE_SECONDS
+            and abs(self.occurred_at - other.occurred_at) <= ALONGSIDE_SECONDS
+        )
+
 
 def _seeds(similarity: Mapping[int, float]) -> list[tuple[int, float]]:
     return sorted(similarity.items(), key=lambda kv: (kv[1], kv[0]), reverse=True)[:ALONGSIDE_SEEDS]
@@ -364,14 +389,14 @@ def alongside(similarity: Mapping[int, float], saved: Mapping[int, SavedAt]) -> 
             continue
         for other in (rowid - 1, rowid + 1):
             n = saved.get(other)
-            if (
-                n is not None
-                and n.platform == seed.platform
-                and abs(n.created_at - seed.created_at) <= ALONGSIDE_SECONDS
-                and abs(n.occurred_at - seed.occurred_at) <= ALONGSIDE_SECONDS
-            ):
+            if n is not None and n.next_to(seed):
                 related[other] = max(related.get(other, 0.0), ALONGSIDE_SHARE * sim)
     return {rid: s for rid, s in related.items() if s > similarity.get(rid, 0.0)}
+
+
+def asks(text: str) -> bool:
+    """Whether a memory asks rather than tells: its text ends in a question mark."""
+    return text.rstrip().endswith("?")
 
 
 def _preferences(c: RecallCandidates) -> list[tuple[int, int]]:
@@ -617,14 +642,23 @@ def rank_search(
     buckets: Collection[Bucket] | None = None,
     include_archived: bool = False,
 ) -> list[tuple[int, float]]:
-    """(rowid, score) of the best ``limit`` hits among live memories passing the filters, best first."""
+    """(rowid, score) of the best ``limit`` hits among live memories passing the filters, best first.
+    A memory that asks scores ``ASKING_SHARE`` of itself, and the one saved right after it (its
+    likely answer) at least ``ANSWER_SHARE`` of the question's score (see ``ASKING_SHARE``)."""
     bm25 = normalise_bm25(dict(c.bm25))
     live = {MemoryStatus.ACTIVE, MemoryStatus.ARCHIVED} if include_archived else {MemoryStatus.ACTIVE}
-    hits: list[tuple[int, float]] = []
+
+    def passes(m: Memory) -> bool:
+        return (
+            m.status in live
+            and not (types and m.type not in types)
+            and not (buckets and m.bucket not in buckets)
+        )
+
+    scores: dict[int, float] = {}
+    questions: list[tuple[float, int]] = []
     for rowid, m in c.memories.items():
-        if m.status not in live:
-            continue
-        if (types and m.type not in types) or (buckets and m.bucket not in buckets):
+        if not passes(m):
             continue
         score = search_score(
             similarity=c.vector.get(rowid, 0.0),
@@ -632,7 +666,20 @@ def rank_search(
             text_hit=rowid in bm25,
             semantic=semantic,
         )
-        if score is not None:
-            hits.append((rowid, score))
-    hits.sort(key=lambda h: h[1], reverse=True)
+        if score is None:
+            continue
+        if asks(m.content):
+            questions.append((score, rowid))
+            score *= ASKING_SHARE
+        scores[rowid] = score
+    questions.sort(reverse=True)
+    for score, rowid in questions[:ANSWER_SEEDS]:
+        answer = c.memories.get(rowid + 1)
+        if (
+            answer is not None
+            and passes(answer)
+            and SavedAt.of(answer).next_to(SavedAt.of(c.memories[rowid]))
+        ):
+            scores[rowid + 1] = max(scores.get(rowid + 1, 0.0), ANSWER_SHARE * score)
+    hits = sorted(scores.items(), key=lambda h: h[1], reverse=True)
     return hits[:limit]

@@ -162,6 +162,19 @@ def test_semantic_search_finds_paraphrases_with_the_real_model(
     assert target in _ids(result.long_term)
 
 
+def test_search_offers_the_answer_saved_right_after_a_question_with_the_real_model(
+    make_service: ServiceFactory, real_embedder: FastEmbedEmbedder
+) -> None:
+    service = make_service(embedder=real_embedder)
+    _fill_long_term(service, 300)
+    asked = service.save("Which city is the team offsite going to be in this year?", platform="claude").id
+    answer = service.save("Lisbon, in the second week of June.", platform="claude").id
+    service.drain()
+    hits = [h.memory.id for h in service.search("where is the team offsite this year", limit=5)]
+    # The answer shares no word and little meaning with the query; it is found through its question.
+    assert answer in hits and hits.index(answer) < hits.index(asked)
+
+
 def test_without_a_model_recall_works_from_text_and_says_so(
     make_service: ServiceFactory, tmp_path: Path
 ) -> None:

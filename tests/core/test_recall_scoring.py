@@ -129,6 +129,55 @@ def test_search_ranking_filters_gates_and_limits_without_a_store() -> None:
     assert long_term == [(1, 0.5)]  # text only: 2 has no words in common, so it is no hit
 
 
+@pytest.mark.parametrize(
+    ("text", "asking"),
+    [
+        ("Which database did we pick?", True),
+        ("Which database did we pick?  \n", True),
+        ("We picked Postgres.", False),
+        ("Why Postgres? Because of PostGIS.", False),
+        ("", False),
+    ],
+)
+def test_a_memory_asks_when_it_ends_in_a_question_mark(text: str, asking: bool) -> None:
+    assert r.asks(text) is asking
+
+
+def _saved(content: str, *, platform: str = "claude", seconds: float = 0.0) -> Memory:
+    at = NOW + timedelta(seconds=seconds)
+    return replace(_memory(content), platform=platform, created_at=at, occurred_at=at, updated_at=at)
+
+
+def test_search_ranks_a_question_below_what_tells_and_lifts_the_answer_saved_after_it() -> None:
+    memories = {
+        10: _saved("Which database did we pick for the billing service?"),
+        11: _saved("Postgres, for its row-level security.", seconds=1),  # saved right after 10
+        20: _saved("The billing service runs on three nodes."),
+        30: _saved("What region hosts the billing service?", platform="chatgpt"),
+        31: _saved("eu-west-1", seconds=2),  # saved right after 30, but by another assistant
+        40: _saved("Who owns the billing service?"),
+        41: _saved("Dalia owns it.", seconds=3 * r.ALONGSIDE_SECONDS),  # long after 40
+    }
+    similarity = {10: 0.7, 11: 0.2, 20: 0.6, 30: 0.65, 31: 0.1, 40: 0.62, 41: 0.1}
+    ranked = dict(r.rank_search(_candidates(memories, {}, similarity), semantic=True, limit=10))
+    # The question scores 0.8 of itself (0.6 · 0.7 · 0.8) and falls below what tells (0.6 · 0.6)...
+    assert ranked[10] == pytest.approx(0.6 * 0.7 * r.ASKING_SHARE) and ranked[20] > ranked[10]
+    # ...and the memory saved right after it, by the same assistant, takes 0.9 of the question's score.
+    assert ranked[11] == pytest.approx(r.ANSWER_SHARE * 0.6 * 0.7) and ranked[11] > ranked[20]
+    # Another assistant's next save, or one saved long after, is not taken for an answer.
+    assert 31 not in ranked and 41 not in ranked
+    # An answer that does not pass the filters stays out.
+    archived = {**memories, 11: replace(memories[11], status=MemoryStatus.ARCHIVED)}
+    assert 11 not in dict(r.rank_search(_candidates(archived, {}, similarity), semantic=True, limit=10))
+    # Only the ANSWER_SEEDS best-scoring questions lend their score.
+    many = {2 * i: _saved(f"Question {i}?") for i in range(1, r.ANSWER_SEEDS + 2)}
+    many |= {2 * i + 1: _saved(f"Answer {i}.", seconds=1) for i in range(1, r.ANSWER_SEEDS + 2)}
+    sims = {2 * i: 0.9 - 0.01 * i for i in range(1, r.ANSWER_SEEDS + 2)}
+    lent = dict(r.rank_search(_candidates(many, {}, sims), semantic=True, limit=50))
+    answers = {rid for rid in lent if rid % 2}
+    assert answers == {2 * i + 1 for i in range(1, r.ANSWER_SEEDS + 1)}
+
+
 def _recall_candidates(**overrides: object) -> r.RecallCandidates:
     base: dict[str, object] = {
         "preference_order": (),

@@ -21,6 +21,7 @@ from tallei_desktop.core.recall import (
     SearchCandidates,
     alongside,
     alongside_rowids,
+    asks,
 )
 from tallei_desktop.core.store import queries as q
 from tallei_desktop.core.store.conflicts import open_conflicts_of, open_conflicts_per_memory
@@ -231,4 +232,11 @@ def gather_search(
         vec = dict(vectors.search(query_vector, k))
         vec.update(vectors.similarities(query_vector, (rid for rid in bm25 if rid not in vec)))
     rows = q.fetch_by_rowids(conn, sorted(set(vec) | set(bm25)))
-    return SearchCandidates(bm25=bm25, vector=vec, memories={rid: row.memory for rid, row in rows.items()})
+    memories = {rid: row.memory for rid, row in rows.items()}
+    # The memory saved right after one that asks may be its answer (rank_search decides).
+    after = sorted({rid + 1 for rid, m in memories.items() if asks(m.content)} - memories.keys())
+    if after:
+        memories.update((rid, row.memory) for rid, row in q.fetch_by_rowids(conn, after).items())
+        if query_vector is not None:
+            vec.update(vectors.similarities(query_vector, after))
+    return SearchCandidates(bm25=bm25, vector=vec, memories=memories)

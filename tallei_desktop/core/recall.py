@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 
 from tallei_desktop.core.models import (
     Bucket,
+    Confidence,
     Memory,
     MemoryStatus,
     MemoryType,
@@ -88,7 +89,9 @@ SHORT_TERM_RECENCY_WEIGHT = 0.3
 MORE_MIN_SIMILARITY = 0.3
 #: What the block's title and section headings cost: "more matches" fills the total only as far as
 #: the rendered block stays within it.
-BLOCK_OVERHEAD_TOKENS = 120
+BLOCK_OVERHEAD_TOKENS = 140
+#: Under the title when a line shows a confidence: lines of memories seen once show none.
+CONFIRMED_LEGEND = "MED and HIGH mark memories confirmed 2+ and 5+ times; the others were saved once."
 #: Saved alongside: a memory saved right before or after one of the ALONGSIDE_SEEDS most similar
 #: memories, by the same assistant and within ALONGSIDE_SECONDS of it (in when it was saved and in
 #: when it happened), is scored with at least ALONGSIDE_SHARE of that memory's similarity: the rest
@@ -120,16 +123,16 @@ _DAY = 86_400.0
 @dataclass(frozen=True, slots=True)
 class Budgets:
     """Token ceilings per bucket; their sum is the ceiling of the whole block. A memory costs its
-    content's tokens plus ``line_tokens`` for the head of its line in the block: "- [fact ·
-    UNCONFIRMED · claude · 2024-05-08 · id 3f2a9c1b7d4e] " and the line's end are 65 characters,
-    about 17 tokens (one platform; a confirmed memory's head is shorter, one saved by several
-    assistants longer), so the rendered block, not only its contents, stays within the total."""
+    content's tokens plus ``line_tokens`` for the head of its line in the block: "- [fact · claude ·
+    2024-05-08 · id 3f2a9c1b7d4e] " and the line's end are 51 characters, about 13 tokens (one
+    platform, seen once; a confirmed memory's head or one saved by several assistants is longer), so
+    the rendered block, not only its contents, stays within the total."""
 
     preference: int
     long_term: int
     short_term: int
     short_term_days: int
-    line_tokens: int = 17
+    line_tokens: int = 13
 
     @property
     def total(self) -> int:
@@ -169,6 +172,9 @@ class RecallCandidates:
     #: query: equally pinned and confirmed preferences are ordered by how well they match
     preference_rank: Mapping[int, tuple[bool, int]] = field(default_factory=dict)
     preference_similarity: Mapping[int, float] = field(default_factory=dict)
+    #: the newest long-term memories, in the hybrid pool whatever they match: one not embedded yet
+    #: (saved a moment ago) is taken before the ranked rest, as its meaning cannot rank it yet
+    newest: frozenset[int] = frozenset()
 
 
 @dataclass(frozen=True, slots=True)
@@ -288,7 +294,9 @@ def _line(item: RecallItem, conflicts: dict[tuple[str, str], tuple[str, str]]) -
     when = m.occurred_at if m.type in {"event", "note"} else m.updated_at
     platforms = ", ".join(m.platforms) if m.provenance else m.platform
     pin = " · pinned" if m.pinned else ""
-    head = f"[{m.type} · {m.confidence} · {platforms} · {when:%Y-%m-%d} · id {m.id}{pin}]"
+    # A memory seen once says nothing of its confidence: most are, and the block's legend says so.
+    confirmed = "" if m.confidence is Confidence.UNCONFIRMED else f" · {m.confidence}"
+    head = f"[{m.type}{confirmed} · {platforms} · {when:%Y-%m-%d} · id {m.id}{pin}]"
     text = " ".join(m.content.split())
     line = f"- {head} {text}"
     shown = item.conflict_ids[:CONFLICT_LINES]
@@ -321,6 +329,8 @@ def render(
     """
     total = sum(len(b) for b in buckets)
     out = [f"# Tallei memory ({total} memories for: {query.strip()[:120]!r})"]
+    if any(item.memory.confidence is not Confidence.UNCONFIRMED for b in buckets for item in b):
+        out.append(CONFIRMED_LEGEND)
     if total == 0:
         out.append(
             "Nothing is stored yet that relates to this. Save what the person tells you with save_memory."
@@ -418,6 +428,12 @@ def _similarity(c: RecallCandidates, rowid: int) -> float:
     return max(c.vector.get(rowid, 0.0), c.related.get(rowid, 0.0))
 
 
+def _awaiting_meaning(c: RecallCandidates, rowid: int, memory: Memory, semantic: bool) -> bool:
+    """A memory saved a moment ago, not embedded yet, among the newest: with semantic search on its
+    similarity reads 0 until the worker embeds it, so it is taken first rather than ranked last."""
+    return semantic and not memory.embedded and rowid in c.newest
+
+
 def warning_tokens(open_conflicts: int) -> int:
     """What the conflict warnings under a memory's line cost in the block (see ``_line``)."""
     shown = min(open_conflicts, CONFLICT_LINES)
@@ -451,7 +467,11 @@ def plan_recall(c: RecallCandidates, *, budgets: Budgets, now: datetime, semanti
     else:
         mode = RecallMode.HYBRID
         scores.update({rid: round(score(rid, m), 4) for rid, m in c.pool.items()})
-        ranked = sorted(c.pool.items(), key=lambda kv: (kv[1].pinned, scores[kv[0]]), reverse=True)
+        ranked = sorted(
+            c.pool.items(),
+            key=lambda kv: (kv[1].pinned, _awaiting_meaning(c, kv[0], kv[1], semantic), scores[kv[0]]),
+            reverse=True,
+        )
         lt_order = [(rid, estimate_tokens(m.content)) for rid, m in ranked]
     lt_ids = take_within_budget(((rid, cost(rid, t)) for rid, t in lt_order), budgets.long_term)
 

@@ -177,8 +177,12 @@ class RecallItemOut(_Out):
     id: str
     type: MemoryType
     bucket: Bucket
+    # Left out while UNCONFIRMED, as the context block leaves it out of the line: most memories are.
     confidence: Confidence = Field(
-        description="UNCONFIRMED when seen once, MED from 2, HIGH from 5 confirmations."
+        default=Confidence.UNCONFIRMED,
+        exclude_if=lambda c: c is Confidence.UNCONFIRMED,
+        description="MED from 2 confirmations, HIGH from 5; absent while the memory was seen once "
+        "(UNCONFIRMED).",
     )
     platforms: list[str] = Field(description="Every platform that saved or confirmed it, first one first.")
     date: Day = Field(
@@ -315,12 +319,13 @@ def _item_structured(i: RecallItem) -> dict[str, Any]:
         "id": m.id,
         "type": m.type.value,
         "bucket": m.bucket.value,
-        "confidence": m.confidence.value,
         "platforms": list(m.platforms),
         "date": when.date().isoformat(),
         "score": None if i.score is None else round(i.score, 4),
         "content": m.content,
     }
+    if m.confidence is not Confidence.UNCONFIRMED:
+        item["confidence"] = m.confidence.value
     if i.conflict_ids:
         item["conflict_ids"] = list(i.conflict_ids)
     return item

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from tallei_desktop.core.embeddings import FastEmbedEmbedder, ModelState, NullEmbedder
 from tallei_desktop.core.models import RecallMode
-from tallei_desktop.core.recall import estimate_tokens
+from tallei_desktop.core.recall import CONFIRMED_LEGEND, estimate_tokens
 from tallei_desktop.core.retrieval import Budgets
 from tallei_desktop.core.service import MemoryService
 from tests.conftest import REPO_ROOT
@@ -54,7 +54,12 @@ def test_each_bucket_gets_its_memories(service: MemoryService) -> None:
     assert result.long_term_mode is RecallMode.DUMP_ALL
     text = result.text
     assert text.index("## Preferences") < text.index("## Long-term memory") < text.index("## Recent")
-    assert f"id {pref}" in text and "UNCONFIRMED" in text and "claude" in text
+    assert "[preference · claude · " in text and f"id {pref}]" in text
+    # Seen once: no line names a confidence, and no legend explains one.
+    assert "UNCONFIRMED" not in text and "MED and HIGH" not in text
+    service.save("I prefer metric units", platform="chatgpt")  # a second assistant confirms it
+    again = service.recall("anything").text
+    assert "[preference · MED · claude, chatgpt · " in again and CONFIRMED_LEGEND in again
 
 
 def test_buckets_stay_within_their_token_budgets(make_service: ServiceFactory) -> None:

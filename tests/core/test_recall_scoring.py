@@ -439,6 +439,19 @@ def test_a_memory_saved_alongside_a_strong_match_takes_a_share_of_its_similarity
     assert 29 not in related and 31 not in related
 
 
+def test_a_newest_memory_not_embedded_yet_is_taken_before_the_ranked_rest() -> None:
+    pool = {rid: _memory(chr(96 + rid) * 40) for rid in (1, 2, 3)}  # 10 tokens each
+    pool[4] = replace(_memory("d" * 40), embedded=False)  # saved a moment ago
+    c = _recall_candidates(pool=pool, vector={1: 0.9, 2: 0.8, 3: 0.7}, newest=frozenset({3, 4}))
+    plan = r.plan_recall(c, budgets=BUDGETS, now=NOW, semantic=True)
+    # Its similarity reads 0 until it is embedded: it comes first, then the best matches.
+    assert plan.long_term == (4, 1)
+    # Not among the newest, or with semantic search off (nothing is ranked by meaning), it is ranked.
+    older = r.plan_recall(replace(c, newest=frozenset({3})), budgets=BUDGETS, now=NOW, semantic=True)
+    assert older.long_term == (1, 2)
+    assert 4 not in r.plan_recall(c, budgets=BUDGETS, now=NOW, semantic=False).long_term
+
+
 def test_related_memories_rank_higher_but_are_no_hits() -> None:
     c = _recall_candidates(
         pool={1: _memory("a" * 40), 2: _memory("b" * 40), 3: _memory("c" * 40)},

@@ -22,8 +22,10 @@ from tests.support.fake_embedder import HashEmbedder
 
 pytestmark = pytest.mark.anyio
 
-#: Every item's fields; ``conflict_ids`` only appears when the memory is part of an open conflict.
-ITEM_FIELDS = {"id", "type", "bucket", "confidence", "platforms", "date", "score", "content"}
+#: Every item's fields; ``confidence`` only appears once the memory is confirmed, ``conflict_ids``
+#: only when it is part of an open conflict.
+ITEM_FIELDS = {"id", "type", "bucket", "platforms", "date", "score", "content"}
+OPTIONAL_FIELDS = {"confidence", "conflict_ids"}
 TOP_FIELDS = {
     "query",
     "preferences",
@@ -124,17 +126,18 @@ async def test_each_item_carries_what_the_block_shows_and_nothing_more(
     recalled = items(block)
     assert len(recalled) > 20
     for item in recalled:
-        assert set(item) == ITEM_FIELDS
+        assert ITEM_FIELDS <= set(item) <= ITEM_FIELDS | {"confidence"}
         memory = stored[item["id"]]
         dated = (
             memory.occurred_at if memory.type in {MemoryType.EVENT, MemoryType.NOTE} else memory.updated_at
         )
         assert item["date"] == f"{dated:%Y-%m-%d}"
-        assert (item["type"], item["bucket"], item["confidence"]) == (
+        assert (item["type"], item["bucket"], item.get("confidence", "UNCONFIRMED")) == (
             memory.type,
             memory.bucket,
             memory.confidence,
         )
+        assert ("confidence" in item) is (memory.confidence != "UNCONFIRMED")
         assert item["content"] == memory.content and item["platforms"] == list(memory.platforms)
         assert f"{item['date']} · id {item['id']}]" in text
     scores = [i["score"] for i in recalled if i["score"] is not None]
@@ -208,13 +211,14 @@ async def test_output_schemas_are_published_flat(server: TalleiServer) -> None:
         for node in nodes(schema):
             assert "$ref" not in node and "$defs" not in node, name
     item = tools["recall_memories"]["properties"]["long_term"]["items"]
-    assert set(item["properties"]) == ITEM_FIELDS | {"conflict_ids"}
+    assert set(item["properties"]) == ITEM_FIELDS | OPTIONAL_FIELDS
     assert set(item["required"]) == ITEM_FIELDS
+    assert item["properties"]["confidence"]["default"] == "UNCONFIRMED"
     assert item["properties"]["type"]["enum"] == [t.value for t in MemoryType]
     # Only the score may be null (in each of the four lists), and nothing else branches.
     branching = [n for n in nodes(tools["recall_memories"]) if "anyOf" in n]
     assert branching == [item["properties"]["score"]] * 4
-    assert item["properties"]["confidence"]["description"].startswith("UNCONFIRMED when seen once")
+    assert item["properties"]["confidence"]["description"].startswith("MED from 2 confirmations")
 
 
 def broken(block: dict[str, Any]) -> list[dict[str, Any]]:

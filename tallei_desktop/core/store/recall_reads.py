@@ -38,7 +38,7 @@ __all__ = [
     "text_hits",
 ]
 
-VECTOR_K = 100
+VECTOR_K = 200
 BM25_K = 50
 RECENT_K = 5
 #: The newest in-window memories considered for the short-term bucket (its budget holds far fewer).
@@ -126,6 +126,7 @@ def gather_recall(
 
     dump_order: tuple[tuple[int, int], ...] | None = None
     pool: dict[int, Memory] = {}
+    newest: frozenset[int] = frozenset()
     if dump_all(total_tokens, tuple(extras.values())):
         dump_order = tuple(
             (int(rid), int(t))
@@ -142,7 +143,8 @@ def gather_recall(
             "ORDER BY created_at DESC, rowid DESC LIMIT ?",
             (RECENT_K,),
         )
-        pool_ids = set(near) | set(lt_bm25) | {int(rid) for (rid,) in recent}
+        newest = frozenset(int(rid) for (rid,) in recent)
+        pool_ids = set(near) | set(lt_bm25) | newest
         pool = {
             row.rowid: row.memory
             for row in q.fetch_by_rowids(conn, sorted(pool_ids)).values()
@@ -188,6 +190,7 @@ def gather_recall(
         related=related,
         preference_rank={int(rid): (bool(pinned), int(refs)) for rid, _, pinned, refs in pref_order},
         preference_similarity=pref_similarity,
+        newest=newest,
     )
 
 

@@ -45,7 +45,7 @@ def build_recall(
     plan = r.plan_recall(candidates, budgets=budgets, now=now, semantic=semantic)
     return r.assemble_recall(
         plan,
-        read_chosen(conn, plan.chosen),
+        read_chosen(conn, plan.chosen, {**candidates.pool, **candidates.extras}),
         query=query,
         semantic=semantic,
         short_term_days=budgets.short_term_days,

@@ -167,6 +167,20 @@ def test_semantic_search_finds_paraphrases_with_the_real_model(
     assert target in _ids(result.long_term)
 
 
+def test_a_hybrid_recall_shows_every_assistant_that_saved_a_memory(make_service: ServiceFactory) -> None:
+    service = make_service()
+    _fill_long_term(service, 400)
+    port = service.save("The staging database listens on port 5433", type="fact", platform="claude").id
+    service.save("The staging database listens on port 5433", type="fact", platform="chatgpt")
+    service.drain()
+    result = service.recall("staging database port")
+    assert result.long_term_mode is RecallMode.HYBRID
+    # Read once as a candidate, then given its provenance: both assistants, and the confirmation.
+    [item] = [i for i in result.long_term if i.memory.id == port]
+    assert item.memory.platforms == ("claude", "chatgpt")
+    assert "[fact · MED · claude, chatgpt · " in result.text
+
+
 def test_search_offers_the_answer_saved_right_after_a_question_with_the_real_model(
     make_service: ServiceFactory, real_embedder: FastEmbedEmbedder
 ) -> None:

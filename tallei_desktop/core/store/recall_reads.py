@@ -7,7 +7,7 @@ values; the ranking, budgets and rendering are pure functions in :mod:`tallei_de
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import apsw
@@ -209,10 +209,18 @@ def _saved_next_to(conn: apsw.Connection, rowids: Sequence[int]) -> dict[int, Sa
     }
 
 
-def read_chosen(conn: apsw.Connection, rowids: Sequence[int]) -> Chosen:
-    """Full rows with provenance, and their open conflicts, for the memories recall returns."""
-    rows = q.fetch_full(conn, rowids)
-    return Chosen({rid: row.memory for rid, row in rows.items()}, open_conflicts_of(conn, rowids))
+def read_chosen(
+    conn: apsw.Connection, rowids: Sequence[int], known: Mapping[int, Memory] | None = None
+) -> Chosen:
+    """Full rows with provenance, and their open conflicts, for the memories recall returns. Rows
+    already read as candidates in this snapshot (``known``) are not read again, only their provenance."""
+    known = known or {}
+    memories = {
+        rid: row.memory for rid, row in q.fetch_full(conn, [r for r in rowids if r not in known]).items()
+    }
+    again = q.load_provenance(conn, (q.Row(rid, known[rid]) for rid in rowids if rid in known))
+    memories.update((row.rowid, row.memory) for row in again)
+    return Chosen(memories, open_conflicts_of(conn, rowids))
 
 
 def gather_search(

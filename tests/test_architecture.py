@@ -112,7 +112,10 @@ def test_only_keys_imports_keyring_and_only_config_reads_the_environment() -> No
         rel = path.relative_to(PACKAGE).as_posix()
         if "keyring" in _imports(path) or any(n.startswith("keyring.") for n in _imports(path)):
             assert rel == "core/keys.py", f"{rel} imports keyring"
-        if "os.environ" in text or "os.getenv" in text:
+        if rel == "__init__.py":
+            # The package's first import sets numpy's BLAS threads before numpy loads; no setting.
+            assert text.count("os.environ") == 1 and 'os.environ.setdefault("OPENBLAS_NUM_THREADS"' in text
+        elif "os.environ" in text or "os.getenv" in text:
             assert rel == "config.py", f"{rel} reads the environment"
 
 
@@ -265,3 +268,20 @@ def test_a_lazy_name_of_the_door_is_the_inner_modules_object() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert "has no attribute 'NoSuchName'" in done.stdout
+
+
+def test_a_tallei_process_runs_numpy_on_one_blas_thread_unless_told_otherwise() -> None:
+    """OpenBLAS reads OPENBLAS_NUM_THREADS when numpy loads it, so the package sets it first."""
+    code = (
+        "import os, sys, tallei_desktop.core.service\n"
+        "assert 'numpy' in sys.modules\n"
+        "print(os.environ['OPENBLAS_NUM_THREADS'])"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    for given, expected in ((None, "1"), ("3", "3")):
+        run_env = env if given is None else {**env, "OPENBLAS_NUM_THREADS": given}
+        done = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=run_env
+        )
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.strip() == expected

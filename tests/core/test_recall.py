@@ -154,11 +154,17 @@ def test_old_event_matches_in_dump_all_mode_too(service: MemoryService, clock: C
     assert old in _ids(result.long_term)
 
 
+def _hybrid_with_the_real_model(make_service: ServiceFactory, embedder: FastEmbedEmbedder) -> MemoryService:
+    """A service with the real model and 300 long-term memories: more than the bucket's budget."""
+    service = make_service(embedder=embedder)
+    _fill_long_term(service, 300)
+    return service
+
+
 def test_semantic_search_finds_paraphrases_with_the_real_model(
     make_service: ServiceFactory, real_embedder: FastEmbedEmbedder
 ) -> None:
-    service = make_service(embedder=real_embedder)
-    _fill_long_term(service, 300)
+    service = _hybrid_with_the_real_model(make_service, real_embedder)
     target = service.save("The user's cat is called Miso and is allergic to chicken", type="fact").id
     service.drain()
     result = service.recall("what pet does the person have?")
@@ -184,8 +190,7 @@ def test_a_hybrid_recall_shows_every_assistant_that_saved_a_memory(make_service:
 def test_search_offers_the_answer_saved_right_after_a_question_with_the_real_model(
     make_service: ServiceFactory, real_embedder: FastEmbedEmbedder
 ) -> None:
-    service = make_service(embedder=real_embedder)
-    _fill_long_term(service, 300)
+    service = _hybrid_with_the_real_model(make_service, real_embedder)
     asked = service.save("Which city is the team offsite going to be in this year?", platform="claude").id
     answer = service.save("Lisbon, in the second week of June.", platform="claude").id
     service.drain()

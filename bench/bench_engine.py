@@ -7,7 +7,7 @@ keyring) by calling ``MemoryService.save`` N times, lets the real background wor
 everything (embedding throughput), then measures on the populated store with the worker running:
 
 * save latency, one save at a time (the worker idle in between) and in a burst (the worker busy);
-* recall warm: one query repeated (served by the cache);
+* recall warm: one query repeated (served by the cache), once the burst's background work is done;
 * recall cold: distinct queries never seen before, query embedding included; at these sizes the
   long-term bucket overflows its budget, so this is the hybrid path (the mode is checked);
 * search: distinct queries, query embedding included.
@@ -383,6 +383,8 @@ def bench_size(
         out["save_idle"] = measure_saves(service, extra[: reps.save], burst=False)
         out["save_burst"] = measure_saves(service, extra[reps.save :], burst=True)
         queries = corpus.queries(1 + reps.cold + reps.search, salt=f"size-{n}")
+        # The burst left the worker embedding on both cores; recall is measured on its own.
+        service.wait_idle(timeout=600.0)
         say(f"{label}: measuring recalls")
         out["recall_warm"] = measure_warm(service, queries[0], reps.warm)
         out["recall_cold_hybrid"] = measure_cold(service, embedder, queries[1 : 1 + reps.cold])

@@ -95,7 +95,8 @@ CONFIRMED_LEGEND = "MED and HIGH mark memories confirmed 2+ and 5+ times; the ot
 #: Saved alongside: a memory saved right before or after one of the ALONGSIDE_SEEDS most similar
 #: memories, by the same assistant and within ALONGSIDE_SECONDS of it (in when it was saved and in
 #: when it happened), is scored with at least ALONGSIDE_SHARE of that memory's similarity: the rest
-#: of a message saved in pieces, the other half of an exchange.
+#: of a message saved in pieces, the other half of an exchange. One saved next to that neighbour in
+#: turn, by the same rule, gets ALONGSIDE_SHARE² (two saves away, no further).
 ALONGSIDE_SEEDS = 10
 ALONGSIDE_SHARE = 0.8
 ALONGSIDE_SECONDS = 120.0
@@ -383,24 +384,30 @@ def _seeds(similarity: Mapping[int, float]) -> list[tuple[int, float]]:
 
 
 def alongside_rowids(similarity: Mapping[int, float]) -> list[int]:
-    """The rows :func:`alongside` needs: the ``ALONGSIDE_SEEDS`` most similar memories and their
-    neighbours in saving order."""
-    return sorted({rowid + step for rowid, _ in _seeds(similarity) for step in (-1, 0, 1)})
+    """The rows :func:`alongside` needs: the ``ALONGSIDE_SEEDS`` most similar memories and the two
+    saved before and after each, in saving order."""
+    return sorted({rowid + step for rowid, _ in _seeds(similarity) for step in (-2, -1, 0, 1, 2)})
 
 
 def alongside(similarity: Mapping[int, float], saved: Mapping[int, SavedAt]) -> dict[int, float]:
     """rowid -> ``ALONGSIDE_SHARE`` of the similarity of the best of the ``ALONGSIDE_SEEDS`` most
-    similar memories saved next to it (rowid ± 1, same platform, within ``ALONGSIDE_SECONDS``), for
-    neighbours found in ``saved`` (active memories) where that is more than their own similarity."""
+    similar memories saved next to it (rowid ± 1, same platform, within ``ALONGSIDE_SECONDS``), and
+    ``ALONGSIDE_SHARE²`` for one saved next to such a neighbour in turn (rowid ± 2, the rule checked
+    against the neighbour between), for memories found in ``saved`` (active ones) where that is more
+    than their own similarity."""
     related: dict[int, float] = {}
     for rowid, sim in _seeds(similarity):
         seed = saved.get(rowid)
         if seed is None:
             continue
-        for other in (rowid - 1, rowid + 1):
-            n = saved.get(other)
+        for step in (-1, 1):
+            n = saved.get(rowid + step)
             if n is not None and n.next_to(seed):
-                related[other] = max(related.get(other, 0.0), ALONGSIDE_SHARE * sim)
+                related[rowid + step] = max(related.get(rowid + step, 0.0), ALONGSIDE_SHARE * sim)
+                far = saved.get(rowid + 2 * step)
+                if far is not None and far.next_to(n):
+                    share = ALONGSIDE_SHARE**2 * sim
+                    related[rowid + 2 * step] = max(related.get(rowid + 2 * step, 0.0), share)
     return {rid: s for rid, s in related.items() if s > similarity.get(rid, 0.0)}
 
 

@@ -427,16 +427,24 @@ def test_a_memory_saved_alongside_a_strong_match_takes_a_share_of_its_similarity
         31: r.SavedAt("claude", at + 1, at + 3 * r.ALONGSIDE_SECONDS),
         40: r.SavedAt("claude", at, at),
         41: r.SavedAt("claude", at, at),  # already as similar on its own
+        12: r.SavedAt("claude", at + 2, at),  # two saves after the match, next to 11
+        13: r.SavedAt("claude", at + 3, at),  # three saves after: too far
+        42: r.SavedAt("claude", at + 3 * r.ALONGSIDE_SECONDS, at),  # after 41 in order, not in time
     }
     similarity = {10: 0.8, 20: 0.05, 30: 0.7, 40: 0.6, 41: 0.5, 12: 0.3}
     similarity |= {100 + i: 0.4 for i in range(r.ALONGSIDE_SEEDS - 4)}  # fills the seeds; no rows
-    assert r.alongside_rowids(similarity)[:3] == [9, 10, 11] and 19 not in r.alongside_rowids(similarity)
+    rows = r.alongside_rowids(similarity)
+    assert rows[:5] == [8, 9, 10, 11, 12] and 13 not in rows and 18 not in rows and 19 not in rows
     related = r.alongside(similarity, saved)
-    assert related == {11: pytest.approx(r.ALONGSIDE_SHARE * 0.8)}
+    # 12 is reached through 11, at the share squared (more than its own 0.3).
+    assert related == {
+        11: pytest.approx(r.ALONGSIDE_SHARE * 0.8),
+        12: pytest.approx(r.ALONGSIDE_SHARE**2 * 0.8),
+    }
     # 41 has 0.5 of its own against a share of 40's 0.6 (0.48): its own counts (it is left out of related).
     assert r.ALONGSIDE_SHARE * 0.6 < 0.5
     assert 41 not in related and 9 not in related and 21 not in related
-    assert 29 not in related and 31 not in related
+    assert 29 not in related and 31 not in related and 42 not in related and 13 not in related
 
 
 def test_a_newest_memory_not_embedded_yet_is_taken_before_the_ranked_rest() -> None:

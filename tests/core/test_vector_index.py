@@ -200,8 +200,12 @@ def test_recall_reads_what_was_saved_alongside_its_best_matches(tmp_path: Path) 
         with db.read() as conn:
             index.sync(conn)
             found = _gather_recall(conn, "nothing in common", query, index)
-        # 4 takes a share of 3's similarity; 2 is no longer active, so it takes none.
-        assert found.related == {4: pytest.approx(ALONGSIDE_SHARE * 0.9, abs=1e-5)}
+        # 4 takes a share of 3's similarity and 5, through 4, the share squared; 2 is no longer
+        # active, so it takes none, and 1, two before 3, is not reached through it.
+        assert found.related == {
+            4: pytest.approx(ALONGSIDE_SHARE * 0.9, abs=1e-5),
+            5: pytest.approx(ALONGSIDE_SHARE**2 * 0.9, abs=1e-5),
+        }
         assert 4 in found.pool and found.vector[4] == pytest.approx(0.02, abs=1e-5)
     finally:
         db.close()

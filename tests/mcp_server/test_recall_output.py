@@ -116,6 +116,12 @@ async def test_each_item_carries_what_the_block_shows_and_nothing_more(
     server: TalleiServer, service: MemoryService
 ) -> None:
     fill(service)
+    # Another assistant saves a few of them again: those are confirmed (MED), the rest seen once.
+    # (Lessons and events: a second platform on a preference or fact is also checked for conflicts.)
+    again = [c for c in corpus() if "Amara" in c[0] and c[1] in {MemoryType.LESSON, MemoryType.EVENT}]
+    for content, mtype, _, occurred in again[:4]:
+        service.save(content, type=mtype, platform="gemini", occurred_at=occurred)
+    assert service.wait_idle(60)
     # As stored when recalled: each recall confirms what it returns, which can raise a confidence.
     stored = {m.id: m for offset in (0, 500) for m in service.list(limit=500, offset=offset)}
     async with session(server) as client:
@@ -140,6 +146,8 @@ async def test_each_item_carries_what_the_block_shows_and_nothing_more(
         assert ("confidence" in item) is (memory.confidence != "UNCONFIRMED")
         assert item["content"] == memory.content and item["platforms"] == list(memory.platforms)
         assert f"{item['date']} · id {item['id']}]" in text
+    # Both shapes are on the wire: memories seen once, and confirmed ones that say so.
+    assert any("confidence" in i for i in recalled) and not all("confidence" in i for i in recalled)
     scores = [i["score"] for i in recalled if i["score"] is not None]
     assert scores and all(round(s, 4) == s for s in scores)
 

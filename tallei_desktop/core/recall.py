@@ -29,7 +29,7 @@ __all__ = [
     "ACTIVITY_DECAY_DAYS",
     "ALONGSIDE_SECONDS",
     "ALONGSIDE_SEEDS",
-    "ALONGSIDE_SHARE",
+    "ALONGSIDE_REACH",
     "ANSWER_SEEDS",
     "ANSWER_SHARE",
     "ASKING_SHARE",
@@ -92,13 +92,12 @@ MORE_MIN_SIMILARITY = 0.3
 BLOCK_OVERHEAD_TOKENS = 140
 #: Under the title when a line shows a confidence: lines of memories seen once show none.
 CONFIRMED_LEGEND = "MED and HIGH mark memories confirmed 2+ and 5+ times; the others were saved once."
-#: Saved alongside: a memory saved right before or after one of the ALONGSIDE_SEEDS most similar
-#: memories, by the same assistant and within ALONGSIDE_SECONDS of it (in when it was saved and in
-#: when it happened), is scored with at least ALONGSIDE_SHARE of that memory's similarity: the rest
-#: of a message saved in pieces, the other half of an exchange. One saved next to that neighbour in
-#: turn, by the same rule, gets ALONGSIDE_SHARE² (two saves away, no further).
+#: Saved alongside: a memory saved within ALONGSIDE_REACH saves of one of the ALONGSIDE_SEEDS most
+#: similar memories, in an unbroken run of saves by the same assistant each within ALONGSIDE_SECONDS
+#: of the one before (in when it was saved and in when it happened), ranks with that memory's
+#: similarity: the rest of a message saved in pieces, the other half of an exchange.
 ALONGSIDE_SEEDS = 10
-ALONGSIDE_SHARE = 0.8
+ALONGSIDE_REACH = 4
 ALONGSIDE_SECONDS = 120.0
 #: Conflict warnings shown under one memory's line; more are counted, not listed (list_conflicts has them).
 CONFLICT_LINES = 2
@@ -166,7 +165,7 @@ class RecallCandidates:
     open_conflicts: int
     #: rowid -> the open conflicts a memory is part of (what its warning lines cost)
     conflicts: Mapping[int, int] = field(default_factory=dict)
-    #: rowid -> the share of a strong match's similarity a memory saved alongside it takes (see
+    #: rowid -> the similarity of the strong match a memory was saved alongside (see
     #: :func:`alongside`); used to rank, not to decide what counts as a hit
     related: Mapping[int, float] = field(default_factory=dict)
     #: rowid -> (pinned, reference count) of each active preference, and its similarity to the
@@ -384,30 +383,30 @@ def _seeds(similarity: Mapping[int, float]) -> list[tuple[int, float]]:
 
 
 def alongside_rowids(similarity: Mapping[int, float]) -> list[int]:
-    """The rows :func:`alongside` needs: the ``ALONGSIDE_SEEDS`` most similar memories and the two
-    saved before and after each, in saving order."""
-    return sorted({rowid + step for rowid, _ in _seeds(similarity) for step in (-2, -1, 0, 1, 2)})
+    """The rows :func:`alongside` needs: the ``ALONGSIDE_SEEDS`` most similar memories and the
+    ``ALONGSIDE_REACH`` saved before and after each, in saving order."""
+    reach = range(-ALONGSIDE_REACH, ALONGSIDE_REACH + 1)
+    return sorted({rowid + step for rowid, _ in _seeds(similarity) for step in reach})
 
 
 def alongside(similarity: Mapping[int, float], saved: Mapping[int, SavedAt]) -> dict[int, float]:
-    """rowid -> ``ALONGSIDE_SHARE`` of the similarity of the best of the ``ALONGSIDE_SEEDS`` most
-    similar memories saved next to it (rowid ± 1, same platform, within ``ALONGSIDE_SECONDS``), and
-    ``ALONGSIDE_SHARE²`` for one saved next to such a neighbour in turn (rowid ± 2, the rule checked
-    against the neighbour between), for memories found in ``saved`` (active ones) where that is more
-    than their own similarity."""
+    """rowid -> the similarity of the best of the ``ALONGSIDE_SEEDS`` most similar memories saved
+    alongside it: within ``ALONGSIDE_REACH`` saves (rowid ± 1 … ± reach), every save on the way
+    :meth:`SavedAt.next_to` the one before it. Only memories found in ``saved`` (active ones) are
+    reached, and only those whose own similarity is lower are returned."""
     related: dict[int, float] = {}
     for rowid, sim in _seeds(similarity):
         seed = saved.get(rowid)
         if seed is None:
             continue
         for step in (-1, 1):
-            n = saved.get(rowid + step)
-            if n is not None and n.next_to(seed):
-                related[rowid + step] = max(related.get(rowid + step, 0.0), ALONGSIDE_SHARE * sim)
-                far = saved.get(rowid + 2 * step)
-                if far is not None and far.next_to(n):
-                    share = ALONGSIDE_SHARE**2 * sim
-                    related[rowid + 2 * step] = max(related.get(rowid + 2 * step, 0.0), share)
+            before, at = seed, rowid + step
+            while abs(at - rowid) <= ALONGSIDE_REACH:
+                n = saved.get(at)
+                if n is None or not n.next_to(before):
+                    break
+                related[at] = max(related.get(at, 0.0), sim)
+                before, at = n, at + step
     return {rid: s for rid, s in related.items() if s > similarity.get(rid, 0.0)}
 
 

@@ -414,11 +414,11 @@ def test_a_block_over_its_total_without_more_matches_leaves_out_the_weakest_tail
     assert build(10).result.items == () and build(10).hit_rowids == ()
 
 
-def test_a_memory_saved_alongside_a_strong_match_takes_a_share_of_its_similarity() -> None:
+def test_a_memory_saved_alongside_a_strong_match_ranks_with_its_similarity() -> None:
     at = NOW.timestamp()
+    reach = r.ALONGSIDE_REACH
     saved = {
         10: r.SavedAt("claude", at, at),  # the match
-        11: r.SavedAt("claude", at + 1, at),  # the rest of the same message
         9: r.SavedAt("chatgpt", at - 1, at),  # another assistant's, saved just before
         20: r.SavedAt("claude", at, at),  # a weaker match, not among the seeds below
         21: r.SavedAt("claude", at + 1, at),
@@ -426,25 +426,26 @@ def test_a_memory_saved_alongside_a_strong_match_takes_a_share_of_its_similarity
         29: r.SavedAt("claude", at - 3600, at - 3600),
         31: r.SavedAt("claude", at + 1, at + 3 * r.ALONGSIDE_SECONDS),
         40: r.SavedAt("claude", at, at),
-        41: r.SavedAt("claude", at, at),  # already as similar on its own
-        12: r.SavedAt("claude", at + 2, at),  # two saves after the match, next to 11
-        13: r.SavedAt("claude", at + 3, at),  # three saves after: too far
+        41: r.SavedAt("claude", at, at),  # as similar on its own as 40
         42: r.SavedAt("claude", at + 3 * r.ALONGSIDE_SECONDS, at),  # after 41 in order, not in time
     }
-    similarity = {10: 0.8, 20: 0.05, 30: 0.7, 40: 0.6, 41: 0.5, 12: 0.3}
+    # The rest of the message saved after 10, one save after another, each a second after the last:
+    # the first ALONGSIDE_REACH of them are reached, the one after is too far.
+    saved |= {10 + k: r.SavedAt("claude", at + k, at) for k in range(1, reach + 2)}
+    similarity = {10: 0.8, 20: 0.05, 30: 0.7, 40: 0.6, 41: 0.6, 12: 0.3}
     similarity |= {100 + i: 0.4 for i in range(r.ALONGSIDE_SEEDS - 4)}  # fills the seeds; no rows
     rows = r.alongside_rowids(similarity)
-    assert rows[:5] == [8, 9, 10, 11, 12] and 13 not in rows and 18 not in rows and 19 not in rows
+    assert rows[: 2 * reach + 1] == list(range(10 - reach, 10 + reach + 1))
+    assert 10 + reach + 1 not in rows and 20 - reach not in rows
     related = r.alongside(similarity, saved)
-    # 12 is reached through 11, at the share squared (more than its own 0.3).
-    assert related == {
-        11: pytest.approx(r.ALONGSIDE_SHARE * 0.8),
-        12: pytest.approx(r.ALONGSIDE_SHARE**2 * 0.8),
-    }
-    # 41 has 0.5 of its own against a share of 40's 0.6 (0.48): its own counts (it is left out of related).
-    assert r.ALONGSIDE_SHARE * 0.6 < 0.5
-    assert 41 not in related and 9 not in related and 21 not in related
-    assert 29 not in related and 31 not in related and 42 not in related and 13 not in related
+    # Each save of the run ranks as the match, however far along (12 had 0.3 of its own).
+    assert related == {10 + k: pytest.approx(0.8) for k in range(1, reach + 1)}
+    # 40 and 41 are as similar as each other: neither takes more from the other.
+    assert 40 not in related and 41 not in related and 9 not in related and 21 not in related
+    assert 29 not in related and 31 not in related and 42 not in related and 10 + reach + 1 not in related
+    # A break in the run stops it: another assistant's save in between cuts off what comes after.
+    broken = {**saved, 12: r.SavedAt("chatgpt", at + 2, at)}
+    assert r.alongside(similarity, broken) == {11: pytest.approx(0.8)}
 
 
 def test_a_newest_memory_not_embedded_yet_is_taken_before_the_ranked_rest() -> None:

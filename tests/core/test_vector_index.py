@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from tallei_desktop.core.models import Bucket
-from tallei_desktop.core.recall import ALONGSIDE_SHARE, Budgets, RecallCandidates, plan_recall, rank_search
+from tallei_desktop.core.recall import Budgets, RecallCandidates, plan_recall, rank_search
 from tallei_desktop.core.store import queries as q
 from tallei_desktop.core.store import recall_reads
 from tallei_desktop.core.store.database import Database
@@ -32,12 +32,13 @@ def _insert(
     *,
     content: str = "x",
     vector: np.ndarray | None = None,
+    at: float = 0.0,
 ) -> None:
     with db.write() as conn:
         conn.execute(
             "INSERT INTO memories (rowid, id, content, norm_hash, type, bucket, platform, created_at, updated_at,"
-            " occurred_at) VALUES (?, ?, ?, ?, 'fact', ?, 'p', 0, 0, 0)",
-            (rowid, f"{rowid:012x}", content, f"h{rowid}", str(bucket)),
+            " occurred_at) VALUES (?, ?, ?, ?, 'fact', ?, 'p', ?, ?, ?)",
+            (rowid, f"{rowid:012x}", content, f"h{rowid}", str(bucket), at, at, at),
         )
         q.upsert_vector(conn, rowid, _unit(seed) if vector is None else vector, bucket)
 
@@ -125,12 +126,14 @@ def _towards(query: np.ndarray, cosine: float, seed: int) -> np.ndarray:
 
 def _two_text_hits_beyond_three_nearer(db: Database) -> tuple[np.ndarray, VectorIndex]:
     """Two equal text hits for "heron": 1 means nothing like the query, 2 means much the same; three
-    memories without the word are nearer still, so with k = 3 neither text hit is among the nearest."""
+    memories without the word are nearer still, so with k = 3 neither text hit is among the nearest.
+    They were saved an hour apart: none was saved alongside another."""
     query = _unit(100)
-    _insert(db, 1, 0, content="the heron nests by the lake", vector=_towards(query, 0.05, 1))
-    _insert(db, 2, 0, content="the heron nests by the pond", vector=_towards(query, 0.6, 2))
+    _insert(db, 1, 0, content="the heron nests by the lake", vector=_towards(query, 0.05, 1), at=3600)
+    _insert(db, 2, 0, content="the heron nests by the pond", vector=_towards(query, 0.6, 2), at=7200)
     for rowid in (3, 4, 5):
-        _insert(db, rowid, 0, content=f"wading birds {rowid}", vector=_towards(query, 0.8, rowid))
+        vector = _towards(query, 0.8, rowid)
+        _insert(db, rowid, 0, content=f"wading birds {rowid}", vector=vector, at=3600.0 * (rowid + 1))
     return query, _synced(db, VectorIndex())
 
 
@@ -200,12 +203,9 @@ def test_recall_reads_what_was_saved_alongside_its_best_matches(tmp_path: Path) 
         with db.read() as conn:
             index.sync(conn)
             found = _gather_recall(conn, "nothing in common", query, index)
-        # 4 takes a share of 3's similarity and 5, through 4, the share squared; 2 is no longer
-        # active, so it takes none, and 1, two before 3, is not reached through it.
-        assert found.related == {
-            4: pytest.approx(ALONGSIDE_SHARE * 0.9, abs=1e-5),
-            5: pytest.approx(ALONGSIDE_SHARE**2 * 0.9, abs=1e-5),
-        }
+        # 4, and 5 through it, rank with 3's similarity; 2 is no longer active, so it takes none,
+        # and 1, two before 3, is not reached through it.
+        assert found.related == {4: pytest.approx(0.9, abs=1e-5), 5: pytest.approx(0.9, abs=1e-5)}
         assert 4 in found.pool and found.vector[4] == pytest.approx(0.02, abs=1e-5)
     finally:
         db.close()

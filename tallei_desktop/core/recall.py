@@ -27,9 +27,9 @@ from tallei_desktop.core.models import (
 
 __all__ = [
     "ACTIVITY_DECAY_DAYS",
+    "ALONGSIDE_REACH",
     "ALONGSIDE_SECONDS",
     "ALONGSIDE_SEEDS",
-    "ALONGSIDE_REACH",
     "ANSWER_SEEDS",
     "ANSWER_SHARE",
     "ASKING_SHARE",

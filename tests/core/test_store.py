@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import dataclasses
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import apsw
 import pytest
 
 from tallei_desktop.core.errors import StoreUnavailable, WrongKey
+from tallei_desktop.core.models import Memory
+from tallei_desktop.core.store import queries as q
 from tallei_desktop.core.store.database import Database
 from tallei_desktop.core.store.migrations import SCHEMA_VERSION
 from tests.conftest import REPO_ROOT
@@ -126,5 +130,30 @@ def test_several_processes_write_at_once_without_locked_errors(tmp_path: Path) -
     try:
         n = db.reader().execute("SELECT count(*) FROM memories").fetchone()[0]
         assert n == 4 * 150
+    finally:
+        db.close()
+
+
+def test_provenance_attached_to_a_memory_keeps_every_other_field(tmp_path: Path) -> None:
+    db = Database(tmp_path / "t.db", KEY, key_source="k")
+    try:
+        with db.write() as conn:
+            conn.execute(
+                "INSERT INTO memories (rowid, id, content, norm_hash, type, bucket, platform, created_at,"
+                " updated_at, occurred_at) VALUES (7, 'm7', 'x', 'h', 'fact', 'long_term', 'claude', 0, 0, 0)"
+            )
+            conn.execute(
+                "INSERT INTO provenance VALUES (7, 'claude', 1, 'saved'), (7, 'chatgpt', 2, 'confirmed')"
+            )
+        # Each field holds its own value: a field of Memory that is not carried over shows here.
+        values: dict[str, Any] = {f.name: f"value of {f.name}" for f in dataclasses.fields(Memory)}
+        memory = Memory(**values)
+        with db.read() as conn:
+            (row,) = q.load_provenance(conn, [q.Row(7, memory)])
+        assert [(p.platform, p.action) for p in row.memory.provenance] == [
+            ("claude", "saved"),
+            ("chatgpt", "confirmed"),
+        ]
+        assert row.memory == dataclasses.replace(memory, provenance=row.memory.provenance)
     finally:
         db.close()

@@ -7,7 +7,7 @@ values; the ranking, budgets and rendering are pure functions in :mod:`tallei_de
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 import apsw
@@ -61,6 +61,33 @@ def text_hits(
     return {int(rowid): float(score) for rowid, score in conn.execute(sql, (match, *params, k))}
 
 
+def _recall_text_hits(
+    conn: apsw.Connection, query: str, cutoff: float, k: int
+) -> tuple[dict[int, float], dict[int, float], dict[int, float]]:
+    """rowid -> raw bm25() of the best ``k`` text matches among active preferences, the long-term
+    pool (active long-term memories, older short-term ones, archived ones but preferences) and the
+    short-term window (active short-term memories since ``cutoff``), in one pass over the text index:
+    bm25() does not depend on which of them a match falls in."""
+    match = q.fts_query(query)
+    if match is None:
+        return {}, {}, {}
+    sql = (
+        "SELECT rowid, score, part FROM ("
+        " SELECT rowid, score, part, row_number() OVER (PARTITION BY part ORDER BY score) AS n FROM ("
+        "  SELECT f.rowid AS rowid, bm25(memory_fts) AS score, CASE"
+        "   WHEN m.bucket = 'preference' THEN (CASE WHEN m.status = 'active' THEN 0 ELSE 3 END)"
+        "   WHEN m.status = 'active' AND m.bucket = 'short_term' AND m.occurred_at >= ? THEN 2"
+        "   ELSE 1 END AS part"
+        "  FROM memory_fts f CROSS JOIN memories m ON m.rowid = f.rowid"
+        "  WHERE memory_fts MATCH ? AND m.status IN ('active', 'archived')))"
+        " WHERE n <= ? AND part < 3"
+    )
+    parts: tuple[dict[int, float], dict[int, float], dict[int, float]] = ({}, {}, {})
+    for rowid, score, part in conn.execute(sql, (cutoff, match, k)):
+        parts[int(part)][int(rowid)] = float(score)
+    return parts
+
+
 def _all(conn: apsw.Connection, sql: str, params: tuple[object, ...] = ()) -> list[Any]:
     rows: list[Any] = conn.execute(sql, params).fetchall()
     return rows
@@ -93,15 +120,7 @@ def gather_recall(
     pref_similarity: dict[int, float] = {}
     if query_vector is not None:
         pref_similarity = vectors.similarities(query_vector, (int(rid) for rid, *_ in pref_order))
-    pref_bm25 = text_hits(conn, query, "m.status = 'active' AND m.bucket = 'preference'", (), BM25_K)
-
-    older = (
-        "((m.status = 'active' AND m.bucket = 'short_term' AND m.occurred_at < ?) OR m.status = 'archived')"
-    )
-    lt_where = f"((m.status = 'active' AND m.bucket = 'long_term') OR ({older} AND m.bucket != 'preference'))"
-    lt_bm25 = text_hits(conn, query, lt_where, (cutoff,), BM25_K)
-    st_where = "m.status = 'active' AND m.bucket = 'short_term' AND m.occurred_at >= ?"
-    st_bm25 = text_hits(conn, query, st_where, (cutoff,), BM25_K)
+    pref_bm25, lt_bm25, st_bm25 = _recall_text_hits(conn, query, cutoff, BM25_K)
     related: dict[int, float] = {}
     if query_vector is not None:
         # A text hit outside the nearest vectors is scored by its real similarity, not by 0.
@@ -116,12 +135,17 @@ def gather_recall(
             "WHERE status = 'active' AND bucket = 'long_term'",
         )
     )
-    extra_ids = set(lt_bm25) | {rid for rid, sim in near.items() if sim >= extra_similarity}
+    # One read for the long-term pool and the extras (rows in the recent window are read below).
+    pool_where = (
+        "m.bucket != 'preference' AND (m.status = 'archived' OR (m.status = 'active' AND "
+        "(m.bucket = 'long_term' OR m.occurred_at < ?)))"
+    )
+    rows = _rows(conn, set(near) | set(lt_bm25), pool_where, (cutoff,))
     extras = {
-        row.rowid: row.memory
-        for row in q.fetch_by_rowids(conn, sorted(extra_ids)).values()
-        if row.memory.status is MemoryStatus.ARCHIVED
-        or (row.memory.bucket is Bucket.SHORT_TERM and row.memory.occurred_at.timestamp() < cutoff)
+        rid: rows[rid]
+        for rid in sorted(rows)  # in saving order, as the pool: what ties in rank keeps it
+        if (rows[rid].status is MemoryStatus.ARCHIVED or rows[rid].bucket is Bucket.SHORT_TERM)
+        and (rid in lt_bm25 or near.get(rid, 0.0) >= extra_similarity)
     }
 
     dump_order: tuple[tuple[int, int], ...] | None = None
@@ -144,14 +168,15 @@ def gather_recall(
             (RECENT_K,),
         )
         newest = frozenset(int(rid) for (rid,) in recent)
-        pool_ids = set(near) | set(lt_bm25) | newest
+        rows.update(_rows(conn, newest - rows.keys(), pool_where, (cutoff,)))
         pool = {
-            row.rowid: row.memory
-            for row in q.fetch_by_rowids(conn, sorted(pool_ids)).values()
-            if (row.memory.status is MemoryStatus.ACTIVE and row.memory.bucket is Bucket.LONG_TERM)
-            or row.rowid in extras
+            rid: rows[rid]
+            for rid in sorted(rows)
+            if (rows[rid].status is MemoryStatus.ACTIVE and rows[rid].bucket is Bucket.LONG_TERM)
+            or rid in extras
         }
 
+    st_where = "m.status = 'active' AND m.bucket = 'short_term' AND m.occurred_at >= ?"
     # Short-term: the newest SHORT_TERM_RECENT_K in the window plus any in-window text or vector match
     # (a match can lift an older one, but no more than that can fit the budget anyway).
     window: dict[int, tuple[int, float]] = {
@@ -168,7 +193,8 @@ def gather_recall(
         marks = ",".join("?" * len(more))
         for rid, t, at in _all(
             conn,
-            f"SELECT m.rowid, m.tokens, m.occurred_at FROM memories m WHERE m.rowid IN ({marks}) AND {st_where}",
+            f"SELECT m.rowid, m.tokens, m.occurred_at FROM memories m NOT INDEXED "
+            f"WHERE m.rowid IN ({marks}) AND {st_where}",
             (*more, cutoff),
         ):
             window[int(rid)] = (int(t), float(at))
@@ -194,13 +220,27 @@ def gather_recall(
     )
 
 
+def _rows(
+    conn: apsw.Connection, rowids: Collection[int], where: str, params: tuple[object, ...]
+) -> dict[int, Memory]:
+    """The memories among ``rowids`` that satisfy ``where`` (over alias ``m``)."""
+    if not rowids:
+        return {}
+    marks = ",".join("?" * len(rowids))
+    # NOT INDEXED: by rowid, one lookup each. Left to itself SQLite may walk a status index over
+    # every active memory instead (measured: 1.0 ms against 0.25 ms for 250 rows at 10,000).
+    sql = f"SELECT {q.MEMORY_COLUMNS} FROM memories m NOT INDEXED WHERE m.rowid IN ({marks}) AND {where}"
+    found = (q.row_from(values) for values in conn.execute(sql, (*sorted(rowids), *params)))
+    return {row.rowid: row.memory for row in found}
+
+
 def _saved_next_to(conn: apsw.Connection, rowids: Sequence[int]) -> dict[int, SavedAt]:
     """Platform and times of the active memories among ``rowids``."""
     if not rowids:
         return {}
     marks = ",".join("?" * len(rowids))
     sql = (
-        "SELECT rowid, platform, created_at, occurred_at FROM memories "
+        "SELECT rowid, platform, created_at, occurred_at FROM memories NOT INDEXED "
         f"WHERE rowid IN ({marks}) AND status = 'active'"
     )
     return {

@@ -35,6 +35,7 @@ __all__ = [
     "ASKING_SHARE",
     "CONFLICT_LINES",
     "EXTRA_SIMILARITY",
+    "HYBRID_EXTRA_SIMILARITY",
     "MATCH_SIMILARITY",
     "SEARCH_MIN_SIMILARITY",
     "Budgets",
@@ -80,6 +81,9 @@ W_ACTIVITY_TEXT_ONLY = 0.20
 MATCH_SIMILARITY = 0.45
 #: An older event or an archived memory joins a dump-all only when it matches at least this well.
 EXTRA_SIMILARITY = 0.50
+#: In hybrid mode one joins the long-term ranking from this similarity (or as a text hit): ranked
+#: with everything else, a weak match still loses to a better one, but it is not shut out unseen.
+HYBRID_EXTRA_SIMILARITY = 0.30
 #: Short-term order without a query to match: recency, nudged by how well the memory matches.
 SHORT_TERM_MATCH_WEIGHT = 0.3
 #: Short-term order for a specific query: how well the memory matches, nudged by recency.

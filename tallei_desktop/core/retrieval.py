@@ -40,6 +40,7 @@ def build_recall(
         vectors=vectors,
         cutoff=(now - timedelta(days=budgets.short_term_days)).timestamp(),
         extra_similarity=r.EXTRA_SIMILARITY,
+        hybrid_extra_similarity=r.HYBRID_EXTRA_SIMILARITY,
         dump_all=lambda tokens, extras: r.long_term_fits(tokens, extras, budgets.long_term),
     )
     plan = r.plan_recall(candidates, budgets=budgets, now=now, semantic=semantic)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -9,7 +10,7 @@ import apsw
 import numpy as np
 import pytest
 
-from tallei_desktop.core.models import Bucket
+from tallei_desktop.core.models import Bucket, Memory
 from tallei_desktop.core.recall import Budgets, RecallCandidates, plan_recall, rank_search
 from tallei_desktop.core.store import queries as q
 from tallei_desktop.core.store import recall_reads
@@ -148,6 +149,7 @@ def _gather_recall(
         vectors=index,
         cutoff=0.0,
         extra_similarity=0.5,
+        hybrid_extra_similarity=0.3,
         dump_all=lambda tokens, extras: False,
     )
 
@@ -207,5 +209,49 @@ def test_recall_reads_what_was_saved_alongside_its_best_matches(tmp_path: Path) 
         # and 1, two before 3, is not reached through it.
         assert found.related == {4: pytest.approx(0.9, abs=1e-5), 5: pytest.approx(0.9, abs=1e-5)}
         assert 4 in found.pool and found.vector[4] == pytest.approx(0.02, abs=1e-5)
+    finally:
+        db.close()
+
+
+def test_older_events_that_match_weakly_are_ranked_in_hybrid_recall_but_do_not_decide_dump_all(
+    tmp_path: Path,
+) -> None:
+    db = Database(tmp_path / "t.db", KEY, key_source="k")
+    try:
+        query = _unit(300)
+        # Saved an hour apart (none alongside another), all before the recent window begins.
+        older = {1: 0.35, 2: 0.55, 3: 0.2}
+        for rowid, cosine in older.items():
+            vector = _towards(query, cosine, rowid)
+            _insert(
+                db, rowid, 0, Bucket.SHORT_TERM, content=f"event {rowid}", vector=vector, at=3600.0 * rowid
+            )
+        _insert(db, 10, 0, content="a fact", vector=_towards(query, 0.9, 10), at=36_000.0)
+        index = _synced(db, VectorIndex())
+        asked: list[set[int]] = []
+
+        def gather(dump: bool) -> RecallCandidates:
+            def dump_all(tokens: int, extras: Sequence[Memory]) -> bool:
+                asked.append({int(m.content.split()[-1]) for m in extras})
+                return dump
+
+            with db.read() as conn:
+                return recall_reads.gather_recall(
+                    conn,
+                    query="nothing in common",
+                    query_vector=query,
+                    vectors=index,
+                    cutoff=1e9,
+                    extra_similarity=0.5,
+                    hybrid_extra_similarity=0.3,
+                    dump_all=dump_all,
+                )
+
+        hybrid = gather(dump=False)
+        # Whether to dump the bucket whole is decided on the strong matches only...
+        assert asked == [{2}]
+        # ...while the hybrid ranking takes the weaker one too; what matches less stays out.
+        assert set(hybrid.extras) == {1, 2} and {1, 2, 10} <= set(hybrid.pool) and 3 not in hybrid.pool
+        assert set(gather(dump=True).extras) == {2}
     finally:
         db.close()

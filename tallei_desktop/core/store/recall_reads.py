@@ -101,12 +101,14 @@ def gather_recall(
     vectors: VectorIndex,
     cutoff: float,
     extra_similarity: float,
+    hybrid_extra_similarity: float,
     dump_all: Callable[[int, Sequence[Memory]], bool],
 ) -> RecallCandidates:
     """Read recall's candidates. ``cutoff`` is the short-term window's start (Unix seconds); older
     short-term and archived memories join as extras when they are text hits or at least
     ``extra_similarity`` similar. ``dump_all(long_term_tokens, extras)`` says whether the long-term
-    bucket is dumped whole, so only that mode's candidates are read."""
+    bucket is dumped whole, so only that mode's candidates are read; when it is not, the extras are
+    those at least ``hybrid_extra_similarity`` similar (and the text hits), ranked with the rest."""
     vec: dict[int, float] = {}
     if query_vector is not None:
         vec = dict(vectors.search(query_vector, VECTOR_K, exclude=Bucket.PREFERENCE))
@@ -141,12 +143,17 @@ def gather_recall(
         "(m.bucket = 'long_term' OR m.occurred_at < ?)))"
     )
     rows = _rows(conn, set(near) | set(lt_bm25), pool_where, (cutoff,))
-    extras = {
-        rid: rows[rid]
-        for rid in sorted(rows)  # in saving order, as the pool: what ties in rank keeps it
-        if (rows[rid].status is MemoryStatus.ARCHIVED or rows[rid].bucket is Bucket.SHORT_TERM)
-        and (rid in lt_bm25 or near.get(rid, 0.0) >= extra_similarity)
-    }
+    # Older events and notes, and archived memories, in saving order as the pool (ties in rank keep it).
+    older = [
+        rid
+        for rid in sorted(rows)
+        if rows[rid].status is MemoryStatus.ARCHIVED or rows[rid].bucket is Bucket.SHORT_TERM
+    ]
+
+    def extras_from(similarity: float) -> dict[int, Memory]:
+        return {rid: rows[rid] for rid in older if rid in lt_bm25 or near.get(rid, 0.0) >= similarity}
+
+    extras = extras_from(extra_similarity)
 
     dump_order: tuple[tuple[int, int], ...] | None = None
     pool: dict[int, Memory] = {}
@@ -168,6 +175,7 @@ def gather_recall(
             (RECENT_K,),
         )
         newest = frozenset(int(rid) for (rid,) in recent)
+        extras = extras_from(hybrid_extra_similarity)
         rows.update(_rows(conn, newest - rows.keys(), pool_where, (cutoff,)))
         pool = {
             rid: rows[rid]

@@ -30,6 +30,7 @@ __all__ = [
     "ALONGSIDE_REACH",
     "ALONGSIDE_SECONDS",
     "ALONGSIDE_SEEDS",
+    "ALONGSIDE_SHARE",
     "ANSWER_SEEDS",
     "ANSWER_SHARE",
     "ASKING_SHARE",
@@ -55,6 +56,7 @@ __all__ = [
     "hybrid_score",
     "items_cost",
     "long_term_fits",
+    "match_strength",
     "normalise_bm25",
     "plan_recall",
     "rank_search",
@@ -96,12 +98,14 @@ MORE_MIN_SIMILARITY = 0.3
 BLOCK_OVERHEAD_TOKENS = 140
 #: Under the title when a line shows a confidence: lines of memories seen once show none.
 CONFIRMED_LEGEND = "MED and HIGH mark memories confirmed 2+ and 5+ times; the others were saved once."
-#: Saved alongside: a memory saved within ALONGSIDE_REACH saves of one of the ALONGSIDE_SEEDS most
-#: similar memories, in an unbroken run of saves by the same assistant each within ALONGSIDE_SECONDS
-#: of the one before (in when it was saved and in when it happened), ranks with that memory's
-#: similarity: the rest of a message saved in pieces, the other half of an exchange.
-ALONGSIDE_SEEDS = 10
+#: Saved alongside: a memory saved within ALONGSIDE_REACH saves of one of the ALONGSIDE_SEEDS best
+#: matches (by meaning or by words, see :func:`match_strength`), in an unbroken run of saves by the
+#: same assistant each within ALONGSIDE_SECONDS of the one before (in when it was saved and in when
+#: it happened), ranks with ALONGSIDE_SHARE of that match: the rest of a message saved in pieces,
+#: the other half of an exchange.
+ALONGSIDE_SEEDS = 40
 ALONGSIDE_REACH = 4
+ALONGSIDE_SHARE = 0.9
 ALONGSIDE_SECONDS = 120.0
 #: Conflict warnings shown under one memory's line; more are counted, not listed (list_conflicts has them).
 CONFLICT_LINES = 2
@@ -169,7 +173,7 @@ class RecallCandidates:
     open_conflicts: int
     #: rowid -> the open conflicts a memory is part of (what its warning lines cost)
     conflicts: Mapping[int, int] = field(default_factory=dict)
-    #: rowid -> the similarity of the strong match a memory was saved alongside (see
+    #: rowid -> the share of a strong match's strength a memory saved alongside it takes (see
     #: :func:`alongside`); used to rank, not to decide what counts as a hit
     related: Mapping[int, float] = field(default_factory=dict)
     #: rowid -> (pinned, reference count) of each active preference, and its similarity to the
@@ -382,34 +386,51 @@ class SavedAt:
         )
 
 
-def _seeds(similarity: Mapping[int, float]) -> list[tuple[int, float]]:
-    return sorted(similarity.items(), key=lambda kv: (kv[1], kv[0]), reverse=True)[:ALONGSIDE_SEEDS]
+def match_strength(similarity: Mapping[int, float], bm25: Mapping[int, float]) -> dict[int, float]:
+    """rowid -> how well a memory matches the query: its cosine similarity, or its raw ``bm25``
+    normalised over all the text hits together (best = 1), whichever is higher.
+
+    The text hits of one query come from one pass over the text index, so their bm25 compare across
+    buckets; normalising them together keeps the best hit of a bucket with only weak ones from
+    counting as a perfect match."""
+    strength = dict(similarity)
+    for rowid, b in normalise_bm25(dict(bm25)).items():
+        strength[rowid] = max(strength.get(rowid, 0.0), b)
+    return strength
 
 
-def alongside_rowids(similarity: Mapping[int, float]) -> list[int]:
-    """The rows :func:`alongside` needs: the ``ALONGSIDE_SEEDS`` most similar memories and the
+def _seeds(match: Mapping[int, float]) -> list[tuple[int, float]]:
+    return sorted(match.items(), key=lambda kv: (kv[1], kv[0]), reverse=True)[:ALONGSIDE_SEEDS]
+
+
+def alongside_rowids(match: Mapping[int, float]) -> list[int]:
+    """The rows :func:`alongside` needs: the ``ALONGSIDE_SEEDS`` best matches and the
     ``ALONGSIDE_REACH`` saved before and after each, in saving order."""
     reach = range(-ALONGSIDE_REACH, ALONGSIDE_REACH + 1)
-    return sorted({rowid + step for rowid, _ in _seeds(similarity) for step in reach})
+    return sorted({rowid + step for rowid, _ in _seeds(match) for step in reach})
 
 
-def alongside(similarity: Mapping[int, float], saved: Mapping[int, SavedAt]) -> dict[int, float]:
-    """rowid -> the similarity of the best of the ``ALONGSIDE_SEEDS`` most similar memories saved
+def alongside(
+    match: Mapping[int, float], saved: Mapping[int, SavedAt], similarity: Mapping[int, float]
+) -> dict[int, float]:
+    """rowid -> ``ALONGSIDE_SHARE`` of the best of the ``ALONGSIDE_SEEDS`` best ``match`` es saved
     alongside it: within ``ALONGSIDE_REACH`` saves (rowid ± 1 … ± reach), every save on the way
     :meth:`SavedAt.next_to` the one before it. Only memories found in ``saved`` (active ones) are
-    reached, and only those whose own similarity is lower are returned."""
+    reached, and only those whose own ``similarity`` is lower are returned: the value stands in for
+    a similarity when recall ranks them."""
     related: dict[int, float] = {}
-    for rowid, sim in _seeds(similarity):
+    for rowid, strength in _seeds(match):
         seed = saved.get(rowid)
         if seed is None:
             continue
+        lent = ALONGSIDE_SHARE * strength
         for step in (-1, 1):
             before, at = seed, rowid + step
             while abs(at - rowid) <= ALONGSIDE_REACH:
                 n = saved.get(at)
                 if n is None or not n.next_to(before):
                     break
-                related[at] = max(related.get(at, 0.0), sim)
+                related[at] = max(related.get(at, 0.0), lent)
                 before, at = n, at + step
     return {rid: s for rid, s in related.items() if s > similarity.get(rid, 0.0)}
 
@@ -421,13 +442,16 @@ def asks(text: str) -> bool:
 
 def _preferences(c: RecallCandidates) -> list[tuple[int, int]]:
     """Preferences in the order their bucket takes them: pinned first, then the most confirmed, and
-    among equals the best match to the query (similarity or normalised bm25), then the newest."""
+    among equals the best match to the query (similarity, normalised bm25, or what it takes as saved
+    alongside a match), then the newest."""
     bm25 = normalise_bm25(dict(c.preference_bm25))
 
     def key(item: tuple[int, int]) -> tuple[bool, int, float]:
         rowid = item[0]
         pinned, references = c.preference_rank.get(rowid, (False, 0))
-        match = max(c.preference_similarity.get(rowid, 0.0), bm25.get(rowid, 0.0))
+        match = max(
+            c.preference_similarity.get(rowid, 0.0), bm25.get(rowid, 0.0), c.related.get(rowid, 0.0)
+        )
         return (not pinned, -references, -match)
 
     return sorted(c.preference_order, key=key)  # stable: the newest first among exact equals

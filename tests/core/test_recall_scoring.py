@@ -414,9 +414,10 @@ def test_a_block_over_its_total_without_more_matches_leaves_out_the_weakest_tail
     assert build(10).result.items == () and build(10).hit_rowids == ()
 
 
-def test_a_memory_saved_alongside_a_strong_match_ranks_with_its_similarity() -> None:
+def test_a_memory_saved_alongside_a_strong_match_ranks_with_a_share_of_it() -> None:
     at = NOW.timestamp()
     reach = r.ALONGSIDE_REACH
+    share = r.ALONGSIDE_SHARE
     saved = {
         10: r.SavedAt("claude", at, at),  # the match
         9: r.SavedAt("chatgpt", at - 1, at),  # another assistant's, saved just before
@@ -426,26 +427,39 @@ def test_a_memory_saved_alongside_a_strong_match_ranks_with_its_similarity() -> 
         29: r.SavedAt("claude", at - 3600, at - 3600),
         31: r.SavedAt("claude", at + 1, at + 3 * r.ALONGSIDE_SECONDS),
         40: r.SavedAt("claude", at, at),
-        41: r.SavedAt("claude", at, at),  # as similar on its own as 40
+        41: r.SavedAt("claude", at, at),  # as strong a match on its own as 40
         42: r.SavedAt("claude", at + 3 * r.ALONGSIDE_SECONDS, at),  # after 41 in order, not in time
     }
     # The rest of the message saved after 10, one save after another, each a second after the last:
     # the first ALONGSIDE_REACH of them are reached, the one after is too far.
     saved |= {10 + k: r.SavedAt("claude", at + k, at) for k in range(1, reach + 2)}
     similarity = {10: 0.8, 20: 0.05, 30: 0.7, 40: 0.6, 41: 0.6, 12: 0.3}
-    similarity |= {100 + i: 0.4 for i in range(r.ALONGSIDE_SEEDS - 4)}  # fills the seeds; no rows
-    rows = r.alongside_rowids(similarity)
+    match = similarity | {100 + i: 0.4 for i in range(r.ALONGSIDE_SEEDS - 4)}  # fills the seeds; no rows
+    rows = r.alongside_rowids(match)
     assert rows[: 2 * reach + 1] == list(range(10 - reach, 10 + reach + 1))
     assert 10 + reach + 1 not in rows and 20 - reach not in rows
-    related = r.alongside(similarity, saved)
-    # Each save of the run ranks as the match, however far along (12 had 0.3 of its own).
-    assert related == {10 + k: pytest.approx(0.8) for k in range(1, reach + 1)}
-    # 40 and 41 are as similar as each other: neither takes more from the other.
+    related = r.alongside(match, saved, similarity)
+    # Each save of the run ranks with the match's share, however far along (12 had 0.3 of its own).
+    assert related == {10 + k: pytest.approx(share * 0.8) for k in range(1, reach + 1)}
+    # 40 and 41 match as well as each other: neither takes from the other.
     assert 40 not in related and 41 not in related and 9 not in related and 21 not in related
     assert 29 not in related and 31 not in related and 42 not in related and 10 + reach + 1 not in related
     # A break in the run stops it: another assistant's save in between cuts off what comes after.
     broken = {**saved, 12: r.SavedAt("chatgpt", at + 2, at)}
-    assert r.alongside(similarity, broken) == {11: pytest.approx(0.8)}
+    assert r.alongside(match, broken, similarity) == {11: pytest.approx(share * 0.8)}
+    # A match by words lends as one by meaning does: 20 as the best text hit (1.0) outranks 10.
+    by_words = r.match_strength(similarity, {20: -7.0})
+    assert r.alongside(by_words, saved, similarity)[21] == pytest.approx(share * 1.0)
+
+
+def test_match_strength_normalises_text_hits_together() -> None:
+    similarity = {1: 0.6, 2: 0.2}
+    # One pass over the text index: 3 is the best hit, 2 half as good, 4 a tenth.
+    strength = r.match_strength(similarity, {2: -5.0, 3: -10.0, 4: -1.0})
+    assert strength == {1: 0.6, 2: pytest.approx(0.5), 3: pytest.approx(1.0), 4: pytest.approx(0.1)}
+    # The weak hit is not promoted to a perfect match for being the best of a part on its own.
+    assert r.match_strength({}, {4: -1.0, 3: -10.0})[4] == pytest.approx(0.1)
+    assert r.match_strength(similarity, {}) == similarity
 
 
 def test_a_newest_memory_not_embedded_yet_is_taken_before_the_ranked_rest() -> None:
@@ -490,3 +504,5 @@ def test_equally_confirmed_preferences_are_taken_best_match_first() -> None:
     assert taken(preference_similarity=similarity, preference_bm25={3: -9.0}) == (1, 2, 3, 5)
     # Nothing to match: the order as read, the newest first among equals.
     assert taken() == (1, 2, 3, 4)
+    # Saved alongside a strong match, a preference ranks with what it takes from it.
+    assert taken(preference_similarity=similarity, related={3: 0.85}) == (1, 2, 3, 5)

@@ -22,6 +22,7 @@ from tallei_desktop.core.recall import (
     alongside,
     alongside_rowids,
     asks,
+    match_strength,
 )
 from tallei_desktop.core.store import queries as q
 from tallei_desktop.core.store.conflicts import open_conflicts_of, open_conflicts_per_memory
@@ -128,7 +129,8 @@ def gather_recall(
         # A text hit outside the nearest vectors is scored by its real similarity, not by 0.
         hits = (rid for rid in (*pref_bm25, *lt_bm25, *st_bm25) if rid not in vec)
         vec.update(vectors.similarities(query_vector, hits))
-        related = alongside(vec, _saved_next_to(conn, alongside_rowids(vec)))
+        match = match_strength(vec, {**pref_bm25, **lt_bm25, **st_bm25})
+        related = alongside(match, _saved_next_to(conn, alongside_rowids(match)), vec)
     near = {**vec, **related}  # who may be a candidate: matches, and what was saved alongside them
     total_tokens = int(
         q.scalar(

@@ -31,6 +31,7 @@ __all__ = [
     "ALONGSIDE_SECONDS",
     "ALONGSIDE_SEEDS",
     "ALONGSIDE_SHARE",
+    "ALONGSIDE_STEP",
     "ANSWER_SEEDS",
     "ANSWER_SHARE",
     "ASKING_SHARE",
@@ -101,11 +102,13 @@ CONFIRMED_LEGEND = "MED and HIGH mark memories confirmed 2+ and 5+ times; the ot
 #: Saved alongside: a memory saved within ALONGSIDE_REACH saves of one of the ALONGSIDE_SEEDS best
 #: matches (by meaning or by words, see :func:`match_strength`), in an unbroken run of saves by the
 #: same assistant each within ALONGSIDE_SECONDS of the one before (in when it was saved and in when
-#: it happened), ranks with ALONGSIDE_SHARE of that match: the rest of a message saved in pieces,
-#: the other half of an exchange.
+#: it happened), ranks with ALONGSIDE_SHARE of that match, and each save further along the run with
+#: ALONGSIDE_STEP of what the one before it took: the rest of a message saved in pieces, the other
+#: half of an exchange.
 ALONGSIDE_SEEDS = 40
 ALONGSIDE_REACH = 4
 ALONGSIDE_SHARE = 0.9
+ALONGSIDE_STEP = 0.95
 ALONGSIDE_SECONDS = 120.0
 #: Conflict warnings shown under one memory's line; more are counted, not listed (list_conflicts has them).
 CONFLICT_LINES = 2
@@ -413,25 +416,25 @@ def alongside_rowids(match: Mapping[int, float]) -> list[int]:
 def alongside(
     match: Mapping[int, float], saved: Mapping[int, SavedAt], similarity: Mapping[int, float]
 ) -> dict[int, float]:
-    """rowid -> ``ALONGSIDE_SHARE`` of the best of the ``ALONGSIDE_SEEDS`` best ``match`` es saved
-    alongside it: within ``ALONGSIDE_REACH`` saves (rowid ± 1 … ± reach), every save on the way
-    :meth:`SavedAt.next_to` the one before it. Only memories found in ``saved`` (active ones) are
-    reached, and only those whose own ``similarity`` is lower are returned: the value stands in for
-    a similarity when recall ranks them."""
+    """rowid -> the most it takes from the ``ALONGSIDE_SEEDS`` best ``match`` es saved alongside it:
+    within ``ALONGSIDE_REACH`` saves (rowid ± 1 … ± reach), every save on the way
+    :meth:`SavedAt.next_to` the one before it, the next save taking ``ALONGSIDE_SHARE`` of the
+    seed's match and each one further ``ALONGSIDE_STEP`` of the one before. Only memories found in
+    ``saved`` (active ones) are reached, and only those whose own ``similarity`` is lower are
+    returned: the value stands in for a similarity when recall ranks them."""
     related: dict[int, float] = {}
     for rowid, strength in _seeds(match):
         seed = saved.get(rowid)
         if seed is None:
             continue
-        lent = ALONGSIDE_SHARE * strength
         for step in (-1, 1):
-            before, at = seed, rowid + step
+            before, at, lent = seed, rowid + step, ALONGSIDE_SHARE * strength
             while abs(at - rowid) <= ALONGSIDE_REACH:
                 n = saved.get(at)
                 if n is None or not n.next_to(before):
                     break
                 related[at] = max(related.get(at, 0.0), lent)
-                before, at = n, at + step
+                before, at, lent = n, at + step, lent * ALONGSIDE_STEP
     return {rid: s for rid, s in related.items() if s > similarity.get(rid, 0.0)}
 
 

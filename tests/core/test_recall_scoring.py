@@ -439,8 +439,10 @@ def test_a_memory_saved_alongside_a_strong_match_ranks_with_a_share_of_it() -> N
     assert rows[: 2 * reach + 1] == list(range(10 - reach, 10 + reach + 1))
     assert 10 + reach + 1 not in rows and 20 - reach not in rows
     related = r.alongside(match, saved, similarity)
-    # Each save of the run ranks with the match's share, however far along (12 had 0.3 of its own).
-    assert related == {10 + k: pytest.approx(share * 0.8) for k in range(1, reach + 1)}
+    # The next save ranks with the match's share, each further one with a step less of it (12 had
+    # 0.3 of its own, less than it takes).
+    step = r.ALONGSIDE_STEP
+    assert related == {10 + k: pytest.approx(share * 0.8 * step ** (k - 1)) for k in range(1, reach + 1)}
     # 40 and 41 match as well as each other: neither takes from the other.
     assert 40 not in related and 41 not in related and 9 not in related and 21 not in related
     assert 29 not in related and 31 not in related and 42 not in related and 10 + reach + 1 not in related

@@ -11,7 +11,14 @@ import numpy as np
 import pytest
 
 from tallei_desktop.core.models import Bucket, Memory
-from tallei_desktop.core.recall import ALONGSIDE_SHARE, Budgets, RecallCandidates, plan_recall, rank_search
+from tallei_desktop.core.recall import (
+    ALONGSIDE_SHARE,
+    ALONGSIDE_STEP,
+    Budgets,
+    RecallCandidates,
+    plan_recall,
+    rank_search,
+)
 from tallei_desktop.core.store import queries as q
 from tallei_desktop.core.store import recall_reads
 from tallei_desktop.core.store.database import Database
@@ -207,8 +214,11 @@ def test_recall_reads_what_was_saved_alongside_its_best_matches(tmp_path: Path) 
             found = _gather_recall(conn, "nothing in common", query, index)
         # 4, and 5 through it, rank with a share of 3's similarity; 2 is no longer active, so it
         # takes none, and 1, two before 3, is not reached through it.
-        lent = pytest.approx(ALONGSIDE_SHARE * 0.9, abs=1e-5)
-        assert found.related == {4: lent, 5: lent}
+        lent = ALONGSIDE_SHARE * 0.9
+        assert found.related == {
+            4: pytest.approx(lent, abs=1e-5),
+            5: pytest.approx(lent * ALONGSIDE_STEP, abs=1e-5),
+        }
         assert 4 in found.pool and found.vector[4] == pytest.approx(0.02, abs=1e-5)
     finally:
         db.close()

@@ -212,8 +212,8 @@ def test_recall_reads_what_was_saved_alongside_its_best_matches(tmp_path: Path) 
         with db.read() as conn:
             index.sync(conn)
             found = _gather_recall(conn, "nothing in common", query, index)
-        # 4, and 5 through it, rank with a share of 3's similarity; 2 is no longer active, so it
-        # takes none, and 1, two before 3, is not reached through it.
+        # 4 ranks with a share of 3's similarity, and 5 through it with a step less; 2 is no longer
+        # active, so it takes none, and 1, two before 3, is not reached through it.
         lent = ALONGSIDE_SHARE * 0.9
         assert found.related == {
             4: pytest.approx(lent, abs=1e-5),

@@ -27,16 +27,16 @@ class _AcceptKeys(QObject):
         self._save = buttons is not None and buttons.button(QDialogButtonBox.StandardButton.Save) is not None
 
     def eventFilter(self, watched: QObject, event: QEvent) -> bool:
-        if event.type() in (QEvent.Type.KeyPress, QEvent.Type.ShortcutOverride) and isinstance(
-            event, QKeyEvent
-        ):
-            if self._is_accept(event):
-                if event.type() == QEvent.Type.ShortcutOverride:
-                    event.accept()  # keep the key from any shortcut, so it arrives as a press
-                else:
-                    self.accept()
-                return True
-        return False
+        kind = event.type()
+        if kind not in (QEvent.Type.KeyPress, QEvent.Type.ShortcutOverride):
+            return False
+        if not isinstance(event, QKeyEvent) or not self._is_accept(event):
+            return False
+        if kind == QEvent.Type.ShortcutOverride:
+            event.accept()  # keep the key from any shortcut, so it arrives as a press
+        else:
+            self.accept()
+        return True
 
     def _is_accept(self, event: QKeyEvent) -> bool:
         mods = event.modifiers() & ~Qt.KeyboardModifier.KeypadModifier

@@ -12,7 +12,7 @@ import contextlib
 import logging
 import signal
 import sys
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Sequence
 from typing import TYPE_CHECKING, Any
 
 from PySide6.QtGui import QGuiApplication
@@ -28,6 +28,7 @@ from tallei_desktop.gui.single_instance import SingleInstance
 from tallei_desktop.gui.tray import Tray
 from tallei_desktop.gui.unlock import Opened, Unlocker
 from tallei_desktop.gui.watcher import StoreWatcher
+from tallei_desktop.gui.x11 import X11_LIBRARIES, x11_problem
 
 if TYPE_CHECKING:
     from tallei_desktop.mcp_server.http_endpoint import HttpEndpoint
@@ -42,10 +43,24 @@ def _say(text: str) -> None:
     print(f"tallei-desktop: {text}", file=sys.stderr, flush=True)
 
 
-def run_gui(settings: Settings, argv: list[str] | None = None) -> int:
-    """Run the tray app until Quit or SIGTERM; 0 when it ends cleanly or another instance was shown."""
+def run_gui(
+    settings: Settings,
+    argv: list[str] | None = None,
+    *,
+    x11_libraries: Sequence[tuple[str, str]] = X11_LIBRARIES,
+) -> int:
+    """Run the tray app until Quit or SIGTERM; 0 when it ends cleanly or another instance was shown.
+
+    1, with a line saying what to install, when Qt's X11 plugin would abort for want of a library
+    (``x11_libraries`` are those looked for).
+    """
     import qasync
 
+    if QApplication.instance() is None:
+        problem = x11_problem(libraries=x11_libraries)
+        if problem is not None:
+            _say(problem)
+            return 1
     app = QApplication.instance() or QApplication(argv or [sys.argv[0]])
     assert isinstance(app, QApplication)
     app.setApplicationName("Tallei")

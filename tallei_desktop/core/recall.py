@@ -98,7 +98,7 @@ MORE_MIN_SIMILARITY = 0.3
 #: the rendered block stays within it.
 BLOCK_OVERHEAD_TOKENS = 140
 #: Under the title when a line shows a confidence: lines of memories seen once show none.
-CONFIRMED_LEGEND = "MED and HIGH mark memories confirmed 2+ and 5+ times; the others were saved once."
+CONFIRMED_LEGEND = "MED and HIGH mark memories used or confirmed 2+ and 5+ times; the others were saved once and not used since."
 #: Saved alongside: a memory saved within ALONGSIDE_REACH saves of one of the ALONGSIDE_SEEDS best
 #: matches (by meaning or by words, see :func:`match_strength`), in an unbroken run of saves by the
 #: same assistant each within ALONGSIDE_SECONDS of the one before (in when it was saved and in when
@@ -452,9 +452,7 @@ def _preferences(c: RecallCandidates) -> list[tuple[int, int]]:
     def key(item: tuple[int, int]) -> tuple[bool, int, float]:
         rowid = item[0]
         pinned, references = c.preference_rank.get(rowid, (False, 0))
-        match = max(
-            c.preference_similarity.get(rowid, 0.0), bm25.get(rowid, 0.0), c.related.get(rowid, 0.0)
-        )
+        match = max(c.preference_similarity.get(rowid, 0.0), bm25.get(rowid, 0.0), c.related.get(rowid, 0.0))
         return (not pinned, -references, -match)
 
     return sorted(c.preference_order, key=key)  # stable: the newest first among exact equals

@@ -251,8 +251,13 @@ class MemoryService:
             log.warning("semantic search is off: %s", self.embedder.detail)
             return None
 
-    def recall(self, query: str = "") -> RecallResult:
-        """The three-bucket context for ``query``. Never stale: any change to the store invalidates it."""
+    def recall(self, query: str = "", *, count_use: bool = False) -> RecallResult:
+        """The three-bucket context for ``query``. Never stale: any change to the store invalidates it.
+
+        ``count_use`` says an assistant is given the result: each memory in it then gains a reference
+        and its last-used time (written by the background round, cached answers included). The person
+        looking (a preview, the command line) leaves it False, so looking never raises confidence.
+        """
         text = v.clean_query(query)
         key = text.casefold()
         generation = self.db.generation()
@@ -264,7 +269,8 @@ class MemoryService:
             and time.monotonic() - cached.at < CACHE_TTL_S
             and cached.result.semantic_search == self.semantic_search
         ):
-            self._queue_bumps(cached.build_hits)
+            if count_use:
+                self._queue_bumps(cached.build_hits)
             return cached.result
         vector = self._query_vector(text)
         now = self.now()
@@ -283,7 +289,8 @@ class MemoryService:
             )
         with self._cache_lock:
             self._cache[key] = _Cached(generation, time.monotonic(), build.hit_rowids, build.result)
-        self._queue_bumps(build.hit_rowids)
+        if count_use:
+            self._queue_bumps(build.hit_rowids)
         return build.result
 
     def search(
@@ -294,8 +301,12 @@ class MemoryService:
         types: Sequence[str] | None = None,
         buckets: Sequence[str] | None = None,
         include_archived: bool = False,
+        count_use: bool = False,
     ) -> list[SearchHit]:
-        """Memories matching ``query`` by words and meaning, best first (all buckets, any age)."""
+        """Memories matching ``query`` by words and meaning, best first (all buckets, any age).
+
+        ``count_use``: an assistant is given the hits, so each gains a reference, as in :meth:`recall`.
+        """
         text = v.clean_query(query)
         if not text:
             raise InvalidInput("The search query is empty; say what to look for.")
@@ -317,6 +328,8 @@ class MemoryService:
                 buckets=bucket_set,
                 include_archived=include_archived,
             )
+        if count_use:
+            self._queue_bumps([row.rowid for row, _ in found])
         return [SearchHit(row.memory, round(score, 4)) for row, score in found]
 
     # -- listing and editing ---------------------------------------------------------------------
@@ -590,9 +603,12 @@ class MemoryService:
                 log.warning("semantic search is off: %s", self.embedder.detail)
         # Types are refined first: dedup, supersede and conflicts compare types and search buckets.
         model = self._type_model or load_model()
-        refined = [_refined_type(model, p, vec, self.embedder.name) for p, vec in zip(batch, vectors, strict=True)]
+        refined = [
+            _refined_type(model, p, vec, self.embedder.name) for p, vec in zip(batch, vectors, strict=True)
+        ]
         batch = [
-            replace(p, bucket=bucket_for(t)) if t is not None else p for p, t in zip(batch, refined, strict=True)
+            replace(p, bucket=bucket_for(t)) if t is not None else p
+            for p, t in zip(batch, refined, strict=True)
         ]
         neighbours = self._neighbours(batch, vectors)
         now = self.now().timestamp()

@@ -234,7 +234,7 @@ SAVE_MEMORY = ToolSpec(
 
 
 async def recall_memories(calls: ServiceCalls, query: Query = "") -> Annotated[CallToolResult, RecallOut]:
-    result = await calls.run("recall_memories", lambda s: s.recall(query))
+    result = await calls.run("recall_memories", lambda s: s.recall(query, count_use=True))
     return calls.recall_answer(result)
 
 
@@ -269,7 +269,12 @@ async def search_memories(
     hits = await calls.run(
         "search_memories",
         lambda s: s.search(
-            query, limit=limit, types=types, buckets=buckets, include_archived=include_archived
+            query,
+            limit=limit,
+            types=types,
+            buckets=buckets,
+            include_archived=include_archived,
+            count_use=True,
         ),
     )
     return search_out(query, hits)

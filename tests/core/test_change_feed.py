@@ -171,13 +171,13 @@ def test_maintenance_and_recall_hits_record_promotions_archives_and_revivals(
     assert _kinds(_since(service, seq)) == [(E.MEMORY_ARCHIVED, old)]
 
     seq = service.last_change_seq()
-    service.recall("router admin password")  # a hit on an archived memory brings it back
+    service.recall("router admin password", count_use=True)  # a hit on an archived memory brings it back
     service.drain()
     revived = _since(service, seq)
     assert [(e.kind, e.memory_id, e.detail) for e in revived] == [(E.MEMORY_RESTORED, old, "recalled")]
 
     for _ in range(3):
-        service.recall("cracked molar dentist")
+        service.recall("cracked molar dentist", count_use=True)
         service.drain()
     promoted = [e for e in _since(service, seq) if e.kind is E.MEMORY_PROMOTED]
     assert [(e.memory_id, e.detail) for e in promoted] == [(event, "long_term")]

@@ -232,7 +232,7 @@ def test_recall_hits_bump_reference_counts_and_listing_alone_does_not(
     listed = service.save("The printer needs A4 paper", type="fact").id
     service.drain()
     for _ in range(2):
-        result = service.recall("where is the boat moored")
+        result = service.recall("where is the boat moored", count_use=True)
         assert {hit, listed} <= _ids(result.long_term)
     service.drain()  # bumps are written by the background round
     assert service.get(hit).reference_count == 3
@@ -314,7 +314,7 @@ def test_promotion_of_busy_short_term_memories(service: MemoryService) -> None:
     note = service.save("Note: the bakery on Elm Street sells rye on Tuesdays", type="note").id
     service.drain()
     for _ in range(2):
-        service.recall("bakery rye")
+        service.recall("bakery rye", count_use=True)
     service.drain()
     promoted = service.get(note)
     assert promoted.reference_count == 3
@@ -336,7 +336,7 @@ def test_eviction_archives_untouched_long_term_memories(service: MemoryService, 
     assert stale not in _ids(dump.items) and fresh in _ids(dump.items)
     assert service.search("vpn1.example.net")[0].memory.id != stale  # archived: not searched by default
     assert service.search("vpn1.example.net", include_archived=True)[0].memory.id == stale
-    found = service.recall("old VPN endpoint vpn1")
+    found = service.recall("old VPN endpoint vpn1", count_use=True)
     assert stale in _ids(found.items), "archived memories are still recalled when they match"
     service.drain()
     assert service.get(stale).status == "active", "a hit brings an archived memory back"

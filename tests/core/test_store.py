@@ -104,7 +104,7 @@ _WRITER = textwrap.dedent(
     for i in range({count}):
         service.save(f"writer {{sys.argv[1]}} note number {{i}} about topic {{i * 7 % 13}}")
         if i % 10 == 0:
-            service.recall(f"topic {{i % 13}}")
+            service.recall(f"topic {{i % 13}}", count_use=True)
     service.close()
     print("done")
     """

@@ -16,11 +16,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from tallei_desktop.core import RecallResult, items_cost
+from tallei_desktop.core import RecallMode, RecallResult, items_cost
 from tallei_desktop.gui.backend import Backend
 from tallei_desktop.gui.ops import Ops
 
-__all__ = ["RecallPage"]
+__all__ = ["HINT", "RecallPage"]
+
+#: Shown until the first preview lands.
+HINT = "See what an assistant would be given for a question. Previewing does not count as use."
 
 
 class RecallPage(QWidget):
@@ -64,7 +67,8 @@ class RecallPage(QWidget):
             bar.setAccessibleName(f"{title} tokens used")
             self.bars[key] = bar
             form.addRow(f"{title}:", bar)
-        self.mode = QLabel(self)
+        self.mode = QLabel(HINT, self)
+        self.mode.setWordWrap(True)
         self.block = QPlainTextEdit(self)
         self.block.setReadOnly(True)
         self.block.setAccessibleName("Recall block")
@@ -102,9 +106,21 @@ class RecallPage(QWidget):
         ):
             bar = self.bars[key]
             bar.setValue(min(bar.maximum(), items_cost(items, budgets)))
-        semantic = "on" if result.semantic_search else "off (words and recency only)"
-        more = f"; {len(result.more)} more matches from unused budget" if result.more else ""
-        self.mode.setText(
-            f"Long-term: {str(result.long_term_mode).replace('_', '-')}; semantic search {semantic}{more}."
-        )
+        self.mode.setText(status_line(result))
         self.shown.emit(result)
+
+
+def status_line(result: RecallResult) -> str:
+    """How the block was put together, in plain words."""
+    if result.long_term_mode is RecallMode.DUMP_ALL:
+        chosen = "Everything long-term fits, so all of it is included."
+    else:
+        chosen = "Too much long-term to include all: the best matches were picked."
+    meaning = (
+        "Search by meaning is on."
+        if result.semantic_search
+        else "Search by meaning is off: memories are found by their words and how recent they are."
+    )
+    more = len(result.more)
+    extra = f" The room left over holds {more} more {'match' if more == 1 else 'matches'}." if more else ""
+    return f"{chosen} {meaning}{extra}"

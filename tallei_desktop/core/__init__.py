@@ -28,6 +28,7 @@ from tallei_desktop.core.errors import (
 )
 from tallei_desktop.core.files import replace_file, sync_folder
 from tallei_desktop.core.models import (
+    APP_PLATFORM,
     CHOSEN_RESOLUTIONS,
     MAX_CONTENT_BYTES,
     Bucket,
@@ -98,6 +99,7 @@ if TYPE_CHECKING:
     )
 
 __all__ = [
+    "APP_PLATFORM",
     "CHOSEN_RESOLUTIONS",
     "DEFAULT_MODEL",
     "DIM",

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 __all__ = [
+    "APP_PLATFORM",
     "CHOSEN_RESOLUTIONS",
     "MAX_CONTENT_BYTES",
     "Bucket",
@@ -42,6 +43,9 @@ __all__ = [
 
 #: Largest memory accepted, in UTF-8 bytes.
 MAX_CONTENT_BYTES = 32 * 1024
+#: The platform of what the person does in Tallei itself (an edit in the window, a merged conflict),
+#: as opposed to what an assistant saved or changed.
+APP_PLATFORM = "tallei"
 
 
 class MemoryType(enum.StrEnum):
@@ -106,6 +110,9 @@ class Provenance:
     platform: str
     at: datetime
     action: str  # "saved" | "confirmed" | "edited"
+    #: For an edit, the text the memory had before it (None for saves, confirmations, and edits
+    #: recorded before the store kept the old text).
+    previous: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,10 +139,12 @@ class Memory:
 
     @property
     def platforms(self) -> tuple[str, ...]:
-        """Every platform that saved or confirmed this memory, first one first."""
+        """Every platform that saved, confirmed or edited this memory, first one first; the person's
+        own edits in Tallei are not an assistant's and leave it out."""
         seen: dict[str, None] = {self.platform: None}
         for p in self.provenance:
-            seen.setdefault(p.platform, None)
+            if p.platform != APP_PLATFORM or p.action != "edited":
+                seen.setdefault(p.platform, None)
         return tuple(seen)
 
 

@@ -125,10 +125,15 @@ def memory_record(memory: Memory) -> dict[str, Any]:
         "pinned": memory.pinned,
         "status": str(memory.status),
         "superseded_by": memory.superseded_by,
-        "provenance": [
-            {"platform": p.platform, "at": _iso(p.at), "action": p.action} for p in memory.provenance
-        ],
+        "provenance": [_provenance_record(p) for p in memory.provenance],
     }
+
+
+def _provenance_record(p: Provenance) -> dict[str, Any]:
+    record: dict[str, Any] = {"platform": p.platform, "at": _iso(p.at), "action": p.action}
+    if p.previous is not None:
+        record["previous"] = p.previous  # an edit's text from before it; absent everywhere else
+    return record
 
 
 def conflict_record(conflict: ExportedConflict) -> dict[str, Any]:
@@ -369,7 +374,8 @@ def _memory(raw: object, index: int) -> Memory:
             source = v.clean_platform(p.required_text("platform"))
         except InvalidInput as exc:
             raise InvalidInput(f"{p.where}: {exc}") from None
-        provenance.append(Provenance(source, p.required_time("at"), action))
+        previous = p.text("previous", optional=True) if "previous" in p.raw else None
+        provenance.append(Provenance(source, p.required_time("at"), action, previous))
     memory_id = f.id("id")
     assert memory_id is not None
     return Memory(

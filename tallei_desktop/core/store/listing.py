@@ -19,6 +19,7 @@ import apsw
 
 from tallei_desktop.core.errors import InvalidInput, NotFound
 from tallei_desktop.core.models import (
+    APP_PLATFORM,
     Conflict,
     Memory,
     MemoryFilter,
@@ -329,10 +330,12 @@ def _conflicts_of(conn: apsw.Connection, rowid: int) -> tuple[Conflict, ...]:
 
 def platform_usage(conn: apsw.Connection) -> list[PlatformUsage]:
     """Each platform seen in provenance (or as a memory's first platform): its active memories, as
-    :class:`MemoryFilter` ``platforms`` counts them, and when it was last seen. Latest first."""
+    :class:`MemoryFilter` ``platforms`` counts them, and when it was last seen. Latest first. The
+    person's own edits in Tallei are no assistant's use and are left out."""
     sql = f"""
         WITH seen (memory_rowid, platform, at) AS (
             SELECT memory_rowid, platform, at FROM provenance
+            WHERE NOT (platform = '{APP_PLATFORM}' AND action = 'edited')
             UNION ALL
             SELECT rowid, platform, created_at FROM memories
         )

@@ -13,7 +13,15 @@ from typing import Any
 import apsw
 
 from tallei_desktop.core.errors import InvalidInput, NotFound
-from tallei_desktop.core.models import Bucket, EventKind, Memory, MemoryStatus, MemoryType, bucket_for
+from tallei_desktop.core.models import (
+    APP_PLATFORM,
+    Bucket,
+    EventKind,
+    Memory,
+    MemoryStatus,
+    MemoryType,
+    bucket_for,
+)
 from tallei_desktop.core.store import queries as q
 from tallei_desktop.core.store.database import bump_generation
 from tallei_desktop.core.store.events import record_event
@@ -150,7 +158,10 @@ def edit_memory(
 ) -> None:
     """Change a memory's text, type or pin; new text loses its vector until the worker embeds it.
 
-    A type given here is the editor's choice: the worker never refines it afterwards.
+    A type given here is the editor's choice: the worker never refines it afterwards. New text adds
+    an "edited" provenance entry that keeps the old text, under ``platform``: the assistant that made
+    the edit, or, when none is named, the person in Tallei (:data:`APP_PLATFORM`), never the
+    assistant that first saved the memory.
     """
     m = row.memory
     if m.status not in (MemoryStatus.ACTIVE, MemoryStatus.ARCHIVED):
@@ -178,7 +189,7 @@ def edit_memory(
     )
     if text_changed:
         q.drop_vector(conn, row.rowid)
-        q.add_provenance(conn, row.rowid, platform or m.platform, now, "edited")
+        q.add_provenance(conn, row.rowid, platform or APP_PLATFORM, now, "edited", previous=m.content)
     elif new_bucket is not m.bucket:
         q.set_vector_bucket(conn, row.rowid, new_bucket)
     bump_generation(conn)

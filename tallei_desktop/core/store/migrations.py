@@ -161,6 +161,12 @@ def _v7_type_inferred(conn: apsw.Connection) -> None:
     conn.execute("ALTER TABLE memories ADD COLUMN type_inferred INTEGER NOT NULL DEFAULT 0;")
 
 
+def _v8_edit_history(conn: apsw.Connection) -> None:
+    # An edit's provenance entry keeps the text it replaced, so the history can show what changed.
+    # Edits recorded before this migration have none: that text is gone.
+    conn.execute("ALTER TABLE provenance ADD COLUMN previous TEXT;")
+
+
 #: Append only. Each entry runs in its own transaction and moves ``user_version`` to its index + 1.
 MIGRATIONS: tuple[tuple[str, Callable[[apsw.Connection], None]], ...] = (
     ("initial schema", _v1_initial),
@@ -170,6 +176,7 @@ MIGRATIONS: tuple[tuple[str, Callable[[apsw.Connection], None]], ...] = (
     ("listing order index", _v5_listing_order),
     ("paused assistants", _v6_paused_platforms),
     ("inferred types", _v7_type_inferred),
+    ("text before each edit", _v8_edit_history),
 )
 SCHEMA_VERSION = len(MIGRATIONS)
 

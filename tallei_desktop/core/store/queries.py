@@ -170,12 +170,13 @@ def _provenance_of(conn: apsw.Connection, rowids: Sequence[int]) -> dict[int, li
     if not by_rowid:
         return by_rowid
     marks = ",".join("?" * len(by_rowid))
-    for rowid, platform, at, action in conn.execute(
-        f"SELECT memory_rowid, platform, at, action FROM provenance WHERE memory_rowid IN ({marks}) "
+    for rowid, platform, at, action, previous in conn.execute(
+        f"SELECT memory_rowid, platform, at, action, previous FROM provenance WHERE memory_rowid IN ({marks}) "
         "ORDER BY at, rowid",
         tuple(by_rowid),
     ):
-        by_rowid[int(rowid)].append(Provenance(str(platform), to_dt(float(at)), str(action)))
+        before = str(previous) if previous is not None else None
+        by_rowid[int(rowid)].append(Provenance(str(platform), to_dt(float(at)), str(action), before))
     return by_rowid
 
 
@@ -219,10 +220,13 @@ def fetch_full(conn: apsw.Connection, rowids: Sequence[int]) -> dict[int, Row]:
     return {row.rowid: row for row in rows}
 
 
-def add_provenance(conn: apsw.Connection, rowid: int, platform: str, at: float, action: str) -> None:
+def add_provenance(
+    conn: apsw.Connection, rowid: int, platform: str, at: float, action: str, *, previous: str | None = None
+) -> None:
+    """One entry of the memory's trail; ``previous`` is an edit's text from before it."""
     conn.execute(
-        "INSERT INTO provenance (memory_rowid, platform, at, action) VALUES (?, ?, ?, ?)",
-        (rowid, platform, at, action),
+        "INSERT INTO provenance (memory_rowid, platform, at, action, previous) VALUES (?, ?, ?, ?, ?)",
+        (rowid, platform, at, action, previous),
     )
 
 

@@ -31,10 +31,11 @@ __all__ = ["export_all", "import_parsed"]
 
 def _all_provenance(conn: apsw.Connection) -> dict[int, list[Provenance]]:
     by_rowid: defaultdict[int, list[Provenance]] = defaultdict(list)
-    for rowid, platform, at, action in conn.execute(
-        "SELECT memory_rowid, platform, at, action FROM provenance ORDER BY memory_rowid, at, rowid"
+    for rowid, platform, at, action, previous in conn.execute(
+        "SELECT memory_rowid, platform, at, action, previous FROM provenance ORDER BY memory_rowid, at, rowid"
     ):
-        by_rowid[int(rowid)].append(Provenance(str(platform), q.to_dt(float(at)), str(action)))
+        before = str(previous) if previous is not None else None
+        by_rowid[int(rowid)].append(Provenance(str(platform), q.to_dt(float(at)), str(action), before))
     return by_rowid
 
 
@@ -78,7 +79,7 @@ def _merge_provenance(conn: apsw.Connection, row: q.Row, incoming: Memory) -> in
     added = 0
     for p in incoming.provenance:
         if (p.platform, p.at, p.action) not in have:
-            q.add_provenance(conn, row.rowid, p.platform, p.at.timestamp(), p.action)
+            q.add_provenance(conn, row.rowid, p.platform, p.at.timestamp(), p.action, previous=p.previous)
             have.add((p.platform, p.at, p.action))
             added += 1
     if added:
@@ -115,8 +116,8 @@ def _insert(conn: apsw.Connection, m: Memory) -> int:
     )
     rowid = conn.last_insert_rowid()
     conn.executemany(
-        "INSERT INTO provenance (memory_rowid, platform, at, action) VALUES (?, ?, ?, ?)",
-        [(rowid, p.platform, p.at.timestamp(), p.action) for p in m.provenance],
+        "INSERT INTO provenance (memory_rowid, platform, at, action, previous) VALUES (?, ?, ?, ?, ?)",
+        [(rowid, p.platform, p.at.timestamp(), p.action, p.previous) for p in m.provenance],
     )
     return rowid
 

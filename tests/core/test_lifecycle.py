@@ -100,6 +100,8 @@ def test_resolving_a_conflict(svc: MemoryService, resolution: str, active: set[s
     assert not svc.conflicts()
     survivors = {k for k, mid in ids.items() if svc.get(mid).status is MemoryStatus.ACTIVE}
     assert survivors == active
+    # Settling pins nothing: keeping both does not make two contradicting memories lead every recall.
+    assert not any(svc.get(mid).pinned for mid in ids.values())
     with pytest.raises(InvalidInput, match="already resolved"):
         svc.resolve_conflict(conflict.id, "keep_both")
 

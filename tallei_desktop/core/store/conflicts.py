@@ -90,8 +90,9 @@ def _get(conn: apsw.Connection, conflict_id: str) -> tuple[Conflict, int, int]:
 def resolve_conflict(
     conn: apsw.Connection, conflict_id: str, how: ConflictResolution, now: float, *, content: str | None
 ) -> Conflict:
-    """Settle an open conflict: keep one side, keep both (both pinned, so never flagged again), or
-    replace both with ``content`` (required for, and only for, REPLACE)."""
+    """Settle an open conflict: keep one side, keep both as they are (neither is pinned: the person
+    said both stay, not that both lead every recall), or replace both with ``content`` (required
+    for, and only for, REPLACE)."""
     conflict, a_rowid, b_rowid = _get(conn, conflict_id)
     if conflict.status != "open":
         raise InvalidInput(f"Conflict {conflict_id} is already resolved.")
@@ -133,11 +134,6 @@ def resolve_conflict(
             conflict_id=conflict_id,
             detail=replaced_by,
         )
-    if how is ConflictResolution.KEEP_BOTH:
-        conn.execute("UPDATE memories SET pinned = 1 WHERE rowid IN (?, ?)", (a_rowid, b_rowid))
-        for m in (a, b):
-            if not m.pinned:
-                record_event(conn, EventKind.MEMORY_PINNED, at=now, memory_id=m.id, conflict_id=conflict_id)
     conn.execute(
         "UPDATE conflicts SET status = 'resolved', resolved_at = ?, resolution = ? WHERE id = ?",
         (now, str(how), conflict_id),

@@ -1,5 +1,5 @@
-"""Undo a conflict's resolution: the retired sides come back, a merged replacement goes, the conflict
-is open again. One write transaction, every step in the change feed."""
+"""Undo a conflict's resolution: the retired sides come back, a merged replacement is erased, the
+conflict is open again. One write transaction, every step in the change feed."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from tallei_desktop.core.store import queries as q
 from tallei_desktop.core.store.conflicts import resolve_conflicts_of
 from tallei_desktop.core.store.database import bump_generation
 from tallei_desktop.core.store.events import record_event
-from tallei_desktop.core.store.memories import forget_memory, restore_memory
+from tallei_desktop.core.store.memories import forget_memory, purge_memory, restore_memory
 
 __all__ = ["reopen_conflict"]
 
@@ -34,7 +34,8 @@ def _load(conn: apsw.Connection, conflict_id: str) -> Conflict:
 
 
 def _pinned_by(conn: apsw.Connection, conflict_id: str) -> set[str]:
-    # keep_both records a memory_pinned event (with the conflict's id) only for the sides it pinned.
+    # keep_both used to pin both sides, with a memory_pinned event carrying the conflict's id for each
+    # side it pinned; stores settled that way still undo to the pins the person had.
     return {
         str(mid)
         for (mid,) in conn.execute(
@@ -44,12 +45,25 @@ def _pinned_by(conn: apsw.Connection, conflict_id: str) -> set[str]:
     }
 
 
+def _used_since(conn: apsw.Connection, rowid: int, memory_id: str) -> bool:
+    """Whether the merged memory took on a life of its own: an assistant confirmed it, someone
+    edited it, or another memory was folded into it or replaced by it."""
+    found = conn.execute(
+        "SELECT 1 FROM provenance WHERE memory_rowid = ? AND action != 'saved' "
+        "UNION ALL SELECT 1 FROM memories WHERE superseded_by = ? LIMIT 1",
+        (rowid, memory_id),
+    ).fetchone()
+    return found is not None
+
+
 def reopen_conflict(conn: apsw.Connection, conflict_id: str, now: float) -> Conflict:
     """Undo the person's (or an assistant's) resolution of ``conflict_id`` and open it again.
 
     keep_first / keep_second: the retired side is active again. replace: both sides are active
-    again and the merged memory that took their place is forgotten. keep_both: the sides it pinned
-    are unpinned. A side changed since (restored, forgotten by hand) is left as it is now.
+    again and the merged memory that took their place is erased (row, vector, text index), unless
+    it was confirmed, edited, or absorbed another memory since: then it is only forgotten.
+    keep_both changes no memory; sides pinned by a keep_both of an earlier version are unpinned.
+    A side changed since (restored, forgotten by hand) is left as it is now.
     Raises :class:`InvalidInput` for an open conflict or one closed by forgetting a side.
     """
     conflict = _load(conn, conflict_id)
@@ -79,9 +93,15 @@ def reopen_conflict(conn: apsw.Connection, conflict_id: str, now: float) -> Conf
     if how is ConflictResolution.REPLACE:
         for mid in replacements:
             row = q.fetch_by_id(conn, mid)
-            if row is not None and row.memory.status is not MemoryStatus.DELETED:
+            if row is None:
+                continue
+            resolve_conflicts_of(conn, row.rowid, now, resolution=str(ConflictResolution.FORGOTTEN))
+            if _used_since(conn, row.rowid, mid):
+                # Erasing it would lose what assistants or the person added since: forgotten instead.
                 forget_memory(conn, row, now)
-                resolve_conflicts_of(conn, row.rowid, now, resolution=str(ConflictResolution.FORGOTTEN))
+            else:
+                # The merge never happened: its text leaves no trace, not even among forgotten memories.
+                purge_memory(conn, row, now)
     if how is ConflictResolution.KEEP_BOTH:
         pinned_here = _pinned_by(conn, conflict_id)
         for side in (a, b):

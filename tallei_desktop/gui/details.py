@@ -4,57 +4,148 @@ from __future__ import annotations
 
 import html
 
-from tallei_desktop.core import CHOSEN_RESOLUTIONS, ConflictResolution, MemoryHistory
+from tallei_desktop.core import (
+    APP_PLATFORM,
+    CHOSEN_RESOLUTIONS,
+    Bucket,
+    Confidence,
+    Conflict,
+    ConflictResolution,
+    Memory,
+    MemoryHistory,
+    MemoryStatus,
+    Provenance,
+)
 from tallei_desktop.gui.models import short_time
 
-__all__ = ["REOPEN_SCHEME", "render_details"]
+__all__ = ["CONFLICT_SCHEME", "REOPEN_SCHEME", "render_details"]
 
 #: The detail pane's link scheme for undoing a conflict's outcome: ``reopen:<conflict id>``.
 REOPEN_SCHEME = "reopen"
+#: The detail pane's link scheme for going to an open conflict: ``conflict:<conflict id>``.
+CONFLICT_SCHEME = "conflict"
+#: How much of an edit's earlier text the trail quotes.
+PREVIOUS_CHARS = 300
+
+_CONFIDENCE = {
+    Confidence.UNCONFIRMED: "Unconfirmed",
+    Confidence.MED: "Medium",
+    Confidence.HIGH: "High",
+}
+#: The page an active memory is listed on.
+_PAGE = {Bucket.PREFERENCE: "Preferences", Bucket.LONG_TERM: "Long-term", Bucket.SHORT_TERM: "Recent"}
+_STATUS = {
+    MemoryStatus.ACTIVE: "active",
+    MemoryStatus.ARCHIVED: "archived: no assistant used it for a year",
+    MemoryStatus.SUPERSEDED: "replaced by a newer memory",
+    MemoryStatus.MERGED: "folded into an earlier copy of the same memory",
+    MemoryStatus.DELETED: "forgotten",
+}
+_LISTED = {MemoryStatus.ARCHIVED: "Archived", MemoryStatus.DELETED: "Forgotten"}
+
+
+def _who(platform: str) -> str:
+    """An assistant's name, or "you in Tallei" for what the person did in this app."""
+    return "you in Tallei" if platform == APP_PLATFORM else platform
+
+
+def _times(n: int) -> str:
+    return "once" if n == 1 else "twice" if n == 2 else f"{n:,} times"
+
+
+def _clip(text: str, limit: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def _facts(m: Memory) -> list[tuple[str, str]]:
+    # The count starts at 1 with the save; each confirmation and each time an assistant was given
+    # the memory adds one.
+    since = m.reference_count - 1
+    listed = _PAGE[m.bucket] if m.status is MemoryStatus.ACTIVE else _LISTED.get(m.status)
+    facts = [("Type", str(m.type))]
+    if listed is not None:
+        facts.append(("Listed under", listed))
+    facts += [
+        ("Status", _STATUS[m.status]),
+        ("Confidence", _CONFIDENCE[m.confidence]),
+        (
+            "Used or confirmed",
+            f"{_times(since)} since it was saved" if since > 0 else "not since it was saved",
+        ),
+        ("Last used or confirmed", short_time(m.last_referenced_at) or "not yet"),
+        ("Saved", short_time(m.created_at)),
+        ("Changed", short_time(m.updated_at)),
+        ("Pinned", "yes" if m.pinned else "no"),
+        ("Id", m.id),
+    ]
+    return facts
+
+
+def _trail_entry(p: Provenance) -> str:
+    e = html.escape
+    line = f"{e(p.action)} by <b>{e(_who(p.platform))}</b>, {e(short_time(p.at))}"
+    if p.previous is not None:
+        line += f"; before: “{e(_clip(p.previous, PREVIOUS_CHARS))}”"
+    return f"<li>{line}</li>"
+
+
+def _outcome(c: Conflict, m: Memory) -> str:
+    """What became of conflict ``c``, told from the side of ``m``, in plain words."""
+    if c.resolution is None:
+        return "open"
+    mine_first = c.memory_a.id == m.id
+    kept_this = {
+        ConflictResolution.KEEP_FIRST: mine_first,
+        ConflictResolution.KEEP_SECOND: not mine_first,
+    }
+    if c.resolution in kept_this:
+        return "you kept this one" if kept_this[c.resolution] else "you kept the other one"
+    return {
+        ConflictResolution.KEEP_BOTH: "you kept both",
+        ConflictResolution.REPLACE: "you merged both into one new memory",
+        ConflictResolution.FORGOTTEN: "settled when one of the two was forgotten",
+    }[c.resolution]
+
+
+def _conflict_entry(c: Conflict, m: Memory) -> str:
+    e = html.escape
+    other = c.memory_b if c.memory_a.id == m.id else c.memory_a
+    link = ""
+    if c.resolution is None:
+        link = f" <a href='{CONFLICT_SCHEME}:{e(c.id)}'>settle it</a>"
+    elif c.resolution in CHOSEN_RESOLUTIONS:
+        label = "undo" if c.resolution is ConflictResolution.KEEP_BOTH else "bring back"
+        link = f" <a href='{REOPEN_SCHEME}:{e(c.id)}'>{label}</a>"
+    return (
+        f"<li>conflict with “{e(other.content[:120])}” from <b>{e(_who(other.platform))}</b> "
+        f"({e(_outcome(c, m))}){link}</li>"
+    )
 
 
 def render_details(details: MemoryHistory) -> str:
     """The detail pane's HTML: full text, facts, provenance trail and history."""
     m = details.memory
     e = html.escape
-    facts = [
-        ("Type", str(m.type)),
-        ("Bucket", str(m.bucket).replace("_", "-")),
-        ("Status", str(m.status)),
-        ("Confidence", f"{str(m.confidence).capitalize()} (used {m.reference_count}×)"),
-        ("Saved", short_time(m.created_at)),
-        ("Changed", short_time(m.updated_at)),
-        ("Last used", short_time(m.last_referenced_at) or "never"),
-        ("Pinned", "yes" if m.pinned else "no"),
-        ("Id", m.id),
-    ]
     parts = [f"<p style='font-size:large'>{e(m.content).replace(chr(10), '<br>')}</p>", "<table>"]
-    parts += [f"<tr><td><b>{e(k)}</b>&nbsp;</td><td>{e(v)}</td></tr>" for k, v in facts]
-    parts.append("</table><h4>Who saved it</h4><ul>")
+    parts += [f"<tr><td><b>{e(k)}</b>&nbsp;</td><td>{e(v)}</td></tr>" for k, v in _facts(m)]
+    parts.append("</table><h4>Who saved and changed it</h4><ul>")
     trail = m.provenance or ()
-    parts += [f"<li>{e(p.action)} by <b>{e(p.platform)}</b>, {e(short_time(p.at))}</li>" for p in trail]
+    parts += [_trail_entry(p) for p in trail]
     if not trail:
-        parts.append(f"<li>saved by <b>{e(m.platform)}</b>, {e(short_time(m.created_at))}</li>")
+        parts.append(f"<li>saved by <b>{e(_who(m.platform))}</b>, {e(short_time(m.created_at))}</li>")
     parts.append("</ul>")
     history: list[str] = []
     history += [f"<li>replaced by “{e(n.content[:120])}” ({e(n.id)})</li>" for n in details.replaced_by]
     history += [
-        f"<li>replaced “{e(o.content[:120])}” from <b>{e(o.platform)}</b></li>" for o in details.replaced
+        f"<li>replaced “{e(o.content[:120])}” from <b>{e(_who(o.platform))}</b></li>"
+        for o in details.replaced
     ]
     history += [
-        f"<li>absorbed the duplicate “{e(o.content[:120])}” from <b>{e(o.platform)}</b></li>"
+        f"<li>absorbed the duplicate “{e(o.content[:120])}” from <b>{e(_who(o.platform))}</b></li>"
         for o in details.merged
     ]
-    for c in details.conflicts:
-        other = c.memory_b if c.memory_a.id == m.id else c.memory_a
-        outcome = f"resolved: {c.resolution}" if c.resolution else "open"
-        undo = ""
-        if c.resolution in CHOSEN_RESOLUTIONS:
-            label = "undo" if c.resolution is ConflictResolution.KEEP_BOTH else "bring back"
-            undo = f" <a href='{REOPEN_SCHEME}:{e(c.id)}'>{label}</a>"
-        history.append(
-            f"<li>conflict with “{e(other.content[:120])}” from <b>{e(other.platform)}</b> ({e(outcome)}){undo}</li>"
-        )
+    history += [_conflict_entry(c, m) for c in details.conflicts]
     if history:
         parts.append("<h4>History</h4><ul>" + "".join(history) + "</ul>")
     return "".join(parts)

@@ -183,7 +183,7 @@ def test_details_show_a_settled_conflict_in_the_history(
     page = _page(qtbot, View.PREFERENCES, backend, ops)
     assert [m.id for m in page.model.memories()] == [kept]
     page.select_id(kept)
-    expected = "conflict with “I prefer aisle seats on flights” from gemini (resolved: keep_first)"
+    expected = "conflict with “I prefer aisle seats on flights” from gemini (you kept this one)"
     qtbot.waitUntil(lambda: expected in page.detail.toPlainText(), timeout=WAIT_MS)
 
 

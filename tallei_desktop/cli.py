@@ -30,6 +30,7 @@ from tallei_desktop.core import (
     Memory,
     MemoryType,
     StoreDamaged,
+    StoreLocked,
     WrongKey,
 )
 
@@ -192,7 +193,8 @@ def _settings(args: argparse.Namespace) -> Settings:
 def _open(settings: Settings, *, background: bool = True, preload: bool = False) -> MemoryService:
     from tallei_desktop.factory import build_service
 
-    return build_service(settings, background=background, preload_model=preload)
+    # Like ssh-agent: on a passphrase store, the running app gives the key when no passphrase is set.
+    return build_service(settings, background=background, preload_model=preload, use_agent=True)
 
 
 def _jsonable(value: Any) -> Any:
@@ -567,6 +569,8 @@ def _configure_logging(verbose: bool) -> None:
 
 def _advice(exc: KnownError) -> str:
     """What a person at the command line can do about a key or store problem (the core only describes it)."""
+    if isinstance(exc, StoreLocked):
+        return " Or set TALLEI_PASSPHRASE to the passphrase, then try again."
     if isinstance(exc, WrongKey):
         return " Set TALLEI_PASSPHRASE to the passphrase this store was created with, then try again."
     if isinstance(exc, KeyUnavailable):

@@ -49,6 +49,8 @@ class Settings:
     notify_conflicts: bool = True
     export_passphrase: str | None = None  # encrypts exports; else passphrase; else asked on a terminal
     backup_keep: int = 7
+    #: Where the running app's key-holder socket lives: a folder only this user can open.
+    runtime_dir: Path | None = None
 
     @property
     def db_path(self) -> Path:
@@ -77,9 +79,10 @@ _ENV: dict[str, str] = {
     "TALLEI_NOTIFY_CONFLICTS": "notify_conflicts",
     "TALLEI_EXPORT_PASSPHRASE": "export_passphrase",
     "TALLEI_BACKUP_KEEP": "backup_keep",
+    "TALLEI_RUNTIME_DIR": "runtime_dir",
 }
 
-_PATHS = {"data_dir", "log_dir", "model_dir", "model_cache_dir"}
+_PATHS = {"data_dir", "log_dir", "model_dir", "model_cache_dir", "runtime_dir"}
 _INTS = {
     "short_term_days",
     "preference_budget",
@@ -172,7 +175,23 @@ def load_settings(
     settings = Settings(**values)  # type: ignore[arg-type]
     if settings.model_cache_dir is None:
         settings = replace(settings, model_cache_dir=Path(dirs.user_cache_dir) / "models")
+    if settings.runtime_dir is None:
+        settings = replace(settings, runtime_dir=_runtime_dir(env, dirs))
     return _with_bundled_model(settings)
+
+
+def _runtime_dir(env: Mapping[str, str], dirs: Any) -> Path:
+    """The per-user runtime folder: XDG_RUNTIME_DIR on Linux; elsewhere, or without one, a private folder."""
+    if sys.platform.startswith("linux") and env.get("XDG_RUNTIME_DIR"):
+        return Path(env["XDG_RUNTIME_DIR"]) / APP_NAME
+    if sys.platform == "darwin":
+        return Path(dirs.user_runtime_dir)
+    if sys.platform == "win32":
+        return Path(dirs.user_runtime_dir)
+    # No runtime folder: a folder of the user's own under the temporary folder, made private on use.
+    import tempfile
+
+    return Path(tempfile.gettempdir()) / f"{APP_NAME}-{os.getuid()}"
 
 
 def _with_bundled_model(settings: Settings) -> Settings:

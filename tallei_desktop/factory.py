@@ -15,11 +15,13 @@ from tallei_desktop.core import (
     KeyUnavailable,
     MemoryService,
     SecretStore,
+    StoreKey,
+    StoreLocked,
     WrongKey,
     backups_dir,
 )
 
-__all__ = ["build_embedder", "build_secrets", "build_service", "unlock_need"]
+__all__ = ["build_embedder", "build_secrets", "build_service", "store_key", "unlock_need"]
 
 log = logging.getLogger(__name__)
 
@@ -78,6 +80,7 @@ def build_service(
     background: bool = True,
     preload_model: bool = True,
     passphrase: str | None = None,
+    use_agent: bool = False,
 ) -> MemoryService:
     """Unlock and open the store, and (by default) start the background worker and model load.
 
@@ -85,12 +88,16 @@ def build_service(
     a wrong one raises :class:`WrongKey` and changes nothing, so the caller may ask again. An
     existing store is never given a fresh key: if its key cannot be found, this fails with
     :class:`KeyUnavailable` instead of creating a key that could not open it anyway.
+
+    ``use_agent`` is for programs launched by an assistant (see :func:`store_key`): on a
+    passphrase store with no passphrase given, the key comes from the running tray app, and
+    :class:`StoreLocked` says when it is not running or still locked.
     """
     secrets = secrets or build_secrets(settings)
     if passphrase is not None:
         secrets = secrets.with_passphrase(passphrase)
     exists = settings.db_path.exists()
-    key = secrets.store_key(create=not exists)
+    key = store_key(settings, secrets, create=not exists, use_agent=use_agent)
     db = Database(settings.db_path, key.key, key_source=key.source)
     if embedder is None:
         real = build_embedder(settings)
@@ -112,3 +119,22 @@ def build_service(
         service.configure_backups(backups_dir(settings.db_path), keep=settings.backup_keep)
         service.start_background()
     return service
+
+
+def store_key(settings: Settings, secrets: SecretStore, *, create: bool, use_agent: bool) -> StoreKey:
+    """The store key from the keyring or the passphrase; failing both, from the running app.
+
+    The app is asked only when ``use_agent`` is set, the key is guarded by a passphrase and none
+    was given (``TALLEI_PASSPHRASE`` wins: a person who set it meant it). Raises as
+    :meth:`SecretStore.store_key`, and :class:`StoreLocked` when the app cannot give the key now.
+    """
+    try:
+        return secrets.store_key(create=create)
+    except KeyUnavailable:
+        if not use_agent or settings.passphrase or secrets.key_method() is not KeyMethod.PASSPHRASE:
+            raise
+    from tallei_desktop.app.key_agent import NOT_RUNNING_MESSAGE, fetch_key
+
+    if settings.runtime_dir is None:
+        raise StoreLocked(NOT_RUNNING_MESSAGE)
+    return fetch_key(settings.runtime_dir, settings.data_dir)

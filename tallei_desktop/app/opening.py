@@ -5,7 +5,9 @@ answers. Unlocking the store can take a while (a passphrase is stretched with sc
 the person to unlock it), and an MCP client gives up on a server that does not answer ``initialize``
 promptly. So the stdio server starts serving at once and each tool call waits for the store instead.
 A store that cannot be opened becomes the answer to every tool call, which the host model can pass
-on to the person, rather than a process that dies before the client can say why.
+on to the person, rather than a process that dies before the client can say why. A store that is
+only locked (the tray app that holds its key is not running or not unlocked yet) is tried again on
+the next call, so the server starts working the moment the person unlocks the app.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from tallei_desktop.core import BugError, KnownError
+from tallei_desktop.core import BugError, KnownError, StoreLocked
 
 if TYPE_CHECKING:
     from tallei_desktop.core import MemoryService
@@ -38,14 +40,22 @@ class OpeningService:
         self._service: MemoryService | None = None
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._run, name="tallei-open-store", daemon=True)
+        self._retry = threading.Lock()
 
     def start(self) -> OpeningService:
         self._thread.start()
         return self
 
     def __call__(self) -> MemoryService:
-        """The open service; raises what opening raised (a fresh copy each time, for the caller)."""
+        """The open service; raises what opening raised (a fresh copy each time, for the caller).
+
+        After :class:`StoreLocked`, each call tries to open the store again, one caller at a time.
+        """
         self._done.wait()
+        if self._service is None and isinstance(self._error, StoreLocked):
+            with self._retry:
+                if self._service is None and isinstance(self._error, StoreLocked):
+                    self._attempt()
         if self._service is not None:
             return self._service
         error = self._error
@@ -67,7 +77,17 @@ class OpeningService:
 
     def _run(self) -> None:
         try:
+            self._attempt()
+        finally:
+            self._done.set()
+
+    def _attempt(self) -> None:
+        try:
             self._service = self._open()
+            self._error = None
+        except StoreLocked as exc:
+            log.info("The memory store is locked: %s", exc)
+            self._error = exc
         except KnownError as exc:
             log.error("The memory store cannot be opened: %s", exc)
             self._error = exc
@@ -75,8 +95,6 @@ class OpeningService:
             # The boundary of this thread: keep the traceback, and let every tool call say so.
             log.exception("Opening the memory store failed")
             self._error = exc
-        finally:
-            self._done.set()
 
 
 class ModelPreload:

@@ -7,6 +7,7 @@
     │   ├── InvalidInput      bad arguments (empty text, unknown type, over-long content …)
     │   ├── NotFound          an id that names no memory or conflict
     │   ├── KeyUnavailable    no key: keyring empty/locked and no passphrase given
+    │   │   └── StoreLocked   the key is held by the Tallei app, which is not running or not unlocked
     │   ├── WrongKey          the key or passphrase does not open this store
     │   ├── StoreBusy         another process held the write lock for too long
     │   ├── StoreUnavailable  the file cannot be opened or written (disk full, permissions …)
@@ -28,6 +29,7 @@ __all__ = [
     "NotFound",
     "StoreBusy",
     "StoreDamaged",
+    "StoreLocked",
     "StoreUnavailable",
     "TalleiError",
     "WrongKey",
@@ -52,6 +54,13 @@ class NotFound(KnownError):
 
 class KeyUnavailable(KnownError):
     """The store key cannot be obtained from any source."""
+
+
+class StoreLocked(KeyUnavailable):
+    """The store key is guarded by a passphrase and the app that holds it is not running or locked.
+
+    Unlike other missing keys, this one may be there a moment later: ask again on the next call.
+    """
 
 
 class WrongKey(KnownError):

@@ -18,8 +18,9 @@ from typing import TYPE_CHECKING, Any
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QApplication, QMessageBox, QSystemTrayIcon
 
+from tallei_desktop.app.key_agent import KeyAgent, agent_available
 from tallei_desktop.config import Settings
-from tallei_desktop.core import Conflict
+from tallei_desktop.core import KEY_FILE_NAME, Conflict, KnownError
 from tallei_desktop.gui.backend import Backend
 from tallei_desktop.gui.icons import app_icon
 from tallei_desktop.gui.main_window import MainWindow, PageName
@@ -95,6 +96,7 @@ class TrayApp:
         self.first_run = False
         self._stop = asyncio.Event()
         self._tasks: set[asyncio.Task[None]] = set()
+        self.agent: KeyAgent | None = None
 
     def quit(self) -> None:
         self._stop.set()
@@ -105,10 +107,12 @@ class TrayApp:
             with contextlib.suppress(NotImplementedError, RuntimeError):
                 loop.add_signal_handler(signum, self.quit)
         try:
+            self._start_agent()
             opened = await self._unlock()
             if opened is None:
                 return 0
             self.opened = opened
+            self._agent_unlocked(opened)
             self._build(opened)
             await self._start_endpoint()
             where = "tray" if self.tray is not None else "window"
@@ -138,6 +142,27 @@ class TrayApp:
         await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
         waiter.cancel()
         return result.result() if result.done() else None
+
+    def _start_agent(self) -> None:
+        """Answer launched programs ("locked" until unlocked) when the key is, or may be, passphrase-guarded."""
+        settings = self.settings
+        guarded = (settings.data_dir / KEY_FILE_NAME).exists() or not settings.db_path.exists()
+        if not guarded or not agent_available() or settings.runtime_dir is None:
+            return
+        try:
+            self.agent = KeyAgent(settings.runtime_dir, settings.data_dir).start()
+        except (KnownError, OSError) as exc:
+            log.warning("Launched assistants cannot get the key from this app: %s", exc)
+
+    def _agent_unlocked(self, opened: Opened) -> None:
+        if self.agent is None:
+            return
+        if (self.settings.data_dir / KEY_FILE_NAME).exists():
+            # Cached by the unlock that just succeeded: no passphrase is stretched again.
+            self.agent.unlock(opened.secrets.store_key(create=False))
+        else:  # the key is in the OS keyring, where launched programs find it themselves
+            agent, self.agent = self.agent, None
+            agent.stop()
 
     def _fatal(self, text: str, settle: Callable[[None], None]) -> None:
         _say(text)
@@ -275,6 +300,9 @@ class TrayApp:
     # -- shutdown ----------------------------------------------------------------------------------
 
     async def _shutdown(self) -> None:
+        if self.agent is not None:
+            agent, self.agent = self.agent, None
+            agent.stop()
         if self.watcher is not None:
             self.watcher.stop()
         if self.window is not None:

@@ -34,7 +34,8 @@ def run_stdio(settings: Settings) -> int:
     def open_service() -> MemoryService:
         from tallei_desktop.factory import build_service
 
-        return build_service(settings, preload_model=False)
+        # A launched server cannot ask anyone for a passphrase: the running app holds the key.
+        return build_service(settings, preload_model=False, use_agent=True)
 
     # The store opens while the SDK loads and the client's initialize is answered; the model loads
     # once that answer is out.

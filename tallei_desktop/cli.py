@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from tallei_desktop import __version__
 from tallei_desktop.config import Settings, has_display, load_settings
 from tallei_desktop.core import (
+    APP_PLATFORM,
     Bucket,
     BugError,
     InvalidInput,
@@ -304,7 +305,9 @@ def _by_id(action: str) -> Callable[[MemoryService, argparse.Namespace], int]:
             print(_memory_line(m))
             print(m.content)
             for p in m.provenance:
-                print(f"  {p.action} by {p.platform} at {p.at:%Y-%m-%d %H:%M}")
+                who = "you in Tallei" if p.platform == APP_PLATFORM else p.platform
+                before = f"; before: {' '.join(p.previous.split())!r}" if p.previous is not None else ""
+                print(f"  {p.action} by {who} at {p.at:%Y-%m-%d %H:%M}{before}")
             return 0
         m = getattr(service, action)(args.id)
         print(f"{action}: {_memory_line(m)}")
@@ -413,12 +416,8 @@ def _cmd_token(args: argparse.Namespace, settings: Settings) -> int:
 
 def _cmd_connect(args: argparse.Namespace, settings: Settings) -> int:
     from tallei_desktop.app import clients
-    from tallei_desktop.app.key_agent import connect_note
 
     print(clients.connect(settings, args.client, dry_run=args.print_only).message)
-    note = connect_note(settings)
-    if note is not None:
-        print(note)
     return 0
 
 

@@ -81,6 +81,7 @@ if TYPE_CHECKING:
     from tallei_desktop.core.keys import (
         KEY_FILE_NAME,
         KEYRING_SERVICE,
+        MIN_PASSPHRASE_LENGTH,
         TOKEN_SECRET,
         KeyMethod,
         SecretStore,
@@ -107,6 +108,7 @@ __all__ = [
     "KEYRING_SERVICE",
     "KEY_FILE_NAME",
     "MAX_CONTENT_BYTES",
+    "MIN_PASSPHRASE_LENGTH",
     "TOKEN_SECRET",
     "BackupInfo",
     "Bucket",
@@ -188,6 +190,7 @@ _LAZY: dict[str, str] = {
     "NullEmbedder": "embeddings",
     "KEYRING_SERVICE": "keys",
     "KEY_FILE_NAME": "keys",
+    "MIN_PASSPHRASE_LENGTH": "keys",
     "TOKEN_SECRET": "keys",
     "KeyMethod": "keys",
     "SecretStore": "keys",

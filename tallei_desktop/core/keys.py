@@ -53,6 +53,7 @@ else:
 __all__ = [
     "KEYRING_SERVICE",
     "KEY_FILE_NAME",
+    "MIN_PASSPHRASE_LENGTH",
     "TOKEN_SECRET",
     "KeyMethod",
     "SecretStore",
@@ -67,6 +68,8 @@ KEY_FILE_NAME: Final = "tallei.key"
 KEY_BYTES: Final = 32
 #: The name under which the HTTP bearer token is kept beside the store key.
 TOKEN_SECRET: Final = "http-token"
+#: The fewest characters a new passphrase may have.
+MIN_PASSPHRASE_LENGTH: Final = 8
 
 _LOCK_FILE_NAME: Final = "tallei.key.lock"
 _FORMAT_VERSION: Final = 1
@@ -270,7 +273,8 @@ class SecretStore:
 
         ``KEYRING`` takes no passphrase; ``PASSPHRASE`` needs a non-empty one, which this instance
         then uses for its secrets too. Raises :class:`InvalidInput` when a key already exists for
-        this data folder or the passphrase does not fit the method, :class:`KeyUnavailable` when
+        this data folder or the passphrase does not fit the method or is shorter than
+        :data:`MIN_PASSPHRASE_LENGTH`, :class:`KeyUnavailable` when
         ``KEYRING`` is asked for and no keyring is usable, and :class:`StoreUnavailable` when the
         key cannot be written. Nothing is written when it raises.
         """
@@ -279,6 +283,8 @@ class SecretStore:
             raise InvalidInput("A store key kept in the OS keyring takes no passphrase.")
         if method is KeyMethod.PASSPHRASE and not passphrase:
             raise InvalidInput("A store key guarded by a passphrase needs a passphrase that is not empty.")
+        if method is KeyMethod.PASSPHRASE:
+            _require_long_enough(passphrase or "")
         with self._creation_lock():
             if self.key_method() is not None:
                 raise InvalidInput(f"A store key already exists for {self._data_dir}; it was left as it is.")
@@ -294,12 +300,14 @@ class SecretStore:
 
         The key file is replaced in one step: until the new file is durably written, the old
         one stays in place. Raises :class:`WrongKey` when ``old`` does not open the key file,
-        :class:`InvalidInput` when the key is not kept under a passphrase or ``new`` is empty, and
+        :class:`InvalidInput` when the key is not kept under a passphrase or ``new`` is shorter than
+        :data:`MIN_PASSPHRASE_LENGTH`, and
         :class:`StoreUnavailable` when the key file is damaged or cannot be written. Nothing is
         changed when it raises.
         """
         if not new:
             raise InvalidInput("The new passphrase is empty; a passphrase that is not empty is needed.")
+        _require_long_enough(new)
         if not self._key_file_exists():
             raise InvalidInput(
                 f"The store key of {self._data_dir} is not guarded by a passphrase, so there is no "
@@ -652,6 +660,15 @@ def _secret_aad(name: str) -> bytes:
 def _derive(params: _KdfParams, passphrase: str) -> bytes:
     kdf = Scrypt(salt=params.salt, length=KEY_BYTES, n=params.n, r=params.r, p=params.p)
     return kdf.derive(passphrase.encode("utf-8"))
+
+
+def _require_long_enough(passphrase: str) -> None:
+    # Only new passphrases are held to it: a key file made under a shorter one still opens.
+    if len(_normalised(passphrase)) < MIN_PASSPHRASE_LENGTH:
+        raise InvalidInput(
+            f"The passphrase is too short: use at least {MIN_PASSPHRASE_LENGTH} characters; "
+            "a few words you will remember are best."
+        )
 
 
 def _normalised(passphrase: str) -> str:

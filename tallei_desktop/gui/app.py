@@ -83,9 +83,15 @@ def run_gui(
 class TrayApp:
     """The running program; :meth:`run` is the one coroutine the qasync loop runs."""
 
-    def __init__(self, settings: Settings, instance: SingleInstance | None = None) -> None:
+    def __init__(
+        self, settings: Settings, instance: SingleInstance | None = None, *, has_tray: bool | None = None
+    ) -> None:
         self.settings = settings
         self.instance = instance
+        self._has_tray = has_tray  # None: ask Qt whether this desktop has a system tray
+        self.unlocker: Unlocker | None = None
+        #: The balloon shown when the app started in the tray without opening its window.
+        self.greeting: str | None = None
         self.ops = Ops()
         self.window: MainWindow | None = None
         self.tray: Tray | None = None
@@ -132,8 +138,9 @@ class TrayApp:
                 result.set_result(value)
 
         unlocker = Unlocker(self.settings, self.ops)
+        self.unlocker = unlocker
         unlocker.opened.connect(settle)
-        unlocker.cancelled.connect(lambda: settle(None))
+        unlocker.cancelled.connect(lambda: self._cancelled(unlocker, settle))
         unlocker.failed.connect(lambda text: self._fatal(text, settle))
         unlocker.start()
         self.first_run = unlocker.first_run
@@ -164,6 +171,13 @@ class TrayApp:
             agent, self.agent = self.agent, None
             agent.stop()
 
+    def _cancelled(self, unlocker: Unlocker, settle: Callable[[None], None]) -> None:
+        if unlocker.dialog is not None and unlocker.dialog.creating:
+            _say("Setup was cancelled; nothing was created. Start Tallei again to set it up.")
+        else:
+            _say("Unlocking was cancelled; your memories stay locked. Start Tallei again to open them.")
+        settle(None)
+
     def _fatal(self, text: str, settle: Callable[[None], None]) -> None:
         _say(text)
         box = QMessageBox(QMessageBox.Icon.Critical, "Tallei cannot open your memories", text)
@@ -173,7 +187,7 @@ class TrayApp:
 
     def _build(self, opened: Opened) -> None:
         backend = Backend(opened.service)
-        has_tray = QSystemTrayIcon.isSystemTrayAvailable()
+        has_tray = QSystemTrayIcon.isSystemTrayAvailable() if self._has_tray is None else self._has_tray
         window = MainWindow(self.settings, backend, self.ops, has_tray=has_tray, secrets=opened.secrets)
         self.window = window
         window.quit_requested.connect(self.quit)
@@ -197,6 +211,10 @@ class TrayApp:
             if self.settings.notify_conflicts:
                 watcher.conflict_opened.connect(tray.notify_conflict)
             tray.show()
+            if not self.first_run:
+                # The window stays closed, so say once where Tallei went.
+                self.greeting = "Tallei is running in the tray: click the icon to see your memories."
+                tray.icon.showMessage("Tallei", self.greeting, QSystemTrayIcon.MessageIcon.Information, 6_000)
         else:
             why = (
                 "No system tray was found on this desktop, so Tallei runs in this window; "
@@ -238,6 +256,7 @@ class TrayApp:
             token=self.opened.token,
             host=self.settings.http_host,
             port=self.settings.http_port,
+            port_advice="choose another port under Settings → HTTP port and start Tallei again",
         )
         try:
             await endpoint.start()

@@ -17,6 +17,7 @@ from PySide6.QtWidgets import (
     QDialog,
     QDialogButtonBox,
     QLabel,
+    QLayout,
     QLineEdit,
     QRadioButton,
     QVBoxLayout,
@@ -24,10 +25,18 @@ from PySide6.QtWidgets import (
 )
 
 from tallei_desktop.config import Settings
-from tallei_desktop.core import KeyMethod, KnownError, MemoryService, SecretStore, WrongKey
+from tallei_desktop.core import (
+    MIN_PASSPHRASE_LENGTH,
+    KeyMethod,
+    KnownError,
+    MemoryService,
+    SecretStore,
+    WrongKey,
+)
+from tallei_desktop.gui.dialogs import keyboard_friendly
 from tallei_desktop.gui.ops import Ops
 
-__all__ = ["Opened", "PassphraseDialog", "Unlocker", "open_store"]
+__all__ = ["Opened", "PassphraseDialog", "Unlocker", "open_store", "passphrase_hint", "passphrase_problem"]
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +66,25 @@ def open_store(settings: Settings, secrets: SecretStore, passphrase: str | None 
     return Opened(service, token, unlocked)
 
 
+def passphrase_problem(passphrase: str) -> str | None:
+    """Why ``passphrase`` cannot be chosen as a new one, or None when it can."""
+    if not passphrase:
+        return "Type a passphrase first."
+    if len(passphrase) < MIN_PASSPHRASE_LENGTH:
+        return f"The passphrase is too short: use at least {MIN_PASSPHRASE_LENGTH} characters."
+    return None
+
+
+def passphrase_hint(passphrase: str) -> str:
+    """A short line on how strong a new passphrase is, shown while it is typed."""
+    more = MIN_PASSPHRASE_LENGTH - len(passphrase)
+    if more > 0:
+        return f"At least {MIN_PASSPHRASE_LENGTH} characters: {more} more to go."
+    if len(passphrase) < 16 or " " not in passphrase.strip():
+        return "Long enough. A few unrelated words make it stronger still."
+    return "Strong: a long passphrase of several words."
+
+
 class PassphraseDialog(QDialog):
     """Asks for the passphrase; on first run (``create``) also where to keep the key."""
 
@@ -70,6 +98,8 @@ class PassphraseDialog(QDialog):
     ) -> None:
         super().__init__(parent)
         self._create = create
+        #: First run: the key is being created, not opened.
+        self.creating = create
         self.setWindowTitle("Set up Tallei" if create else "Unlock Tallei")
         if not create:
             text = "Your memories are locked with a passphrase. Type it to open them."
@@ -123,8 +153,17 @@ class PassphraseDialog(QDialog):
         layout.addWidget(self.repeat_label)
         layout.addWidget(self.repeat)
         layout.addWidget(self.buttons)
+        self.hint = QLabel(passphrase_hint(""), self)
+        self.hint.setWordWrap(True)
+        self.hint.setAccessibleName("Passphrase strength")
+        self.passphrase.textChanged.connect(lambda text: self.hint.setText(passphrase_hint(text)))
+        layout.insertWidget(layout.indexOf(self.repeat_label), self.hint)
+        # The dialog grows when a problem line appears instead of squeezing the text above it.
+        layout.setSizeConstraint(QLayout.SizeConstraint.SetMinimumSize)
+        self.setMinimumWidth(440)
         self.use_keyring.toggled.connect(self._show_fields)
         self._show_fields()
+        keyboard_friendly(self, self.buttons)
 
     @property
     def method(self) -> KeyMethod:
@@ -137,7 +176,7 @@ class PassphraseDialog(QDialog):
         typed = self.method is KeyMethod.PASSPHRASE
         for w in (self.passphrase_label, self.passphrase):
             w.setVisible(typed)
-        for w in (self.repeat_label, self.repeat):
+        for w in (self.repeat_label, self.repeat, self.hint):
             w.setVisible(typed and self._create)
 
     def _check(self) -> None:
@@ -145,6 +184,8 @@ class PassphraseDialog(QDialog):
             self.accept()
         elif not self.value():
             self._say("Type a passphrase first.")
+        elif self._create and (problem := passphrase_problem(self.value())):
+            self._say(problem)
         elif self._create and self.repeat.text() != self.value():
             self._say("The two passphrases differ; type the same one twice.")
         else:
@@ -153,6 +194,7 @@ class PassphraseDialog(QDialog):
     def _say(self, text: str) -> None:
         self.problem.setText(text)
         self.problem.show()
+        self.adjustSize()
 
 
 class Unlocker(QObject):

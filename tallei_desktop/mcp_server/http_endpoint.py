@@ -69,7 +69,7 @@ def _authority(address: ipaddress.IPv4Address | ipaddress.IPv6Address | str, por
     return f"[{text}]:{port}" if ":" in text else f"{text}:{port}"
 
 
-def _listen(address: ipaddress.IPv4Address | ipaddress.IPv6Address, port: int) -> socket.socket:
+def _listen(address: ipaddress.IPv4Address | ipaddress.IPv6Address, port: int, advice: str) -> socket.socket:
     family = socket.AF_INET6 if address.version == 6 else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     try:
@@ -83,7 +83,7 @@ def _listen(address: ipaddress.IPv4Address | ipaddress.IPv6Address, port: int) -
         sock.close()
         raise EndpointUnavailable(
             f"Cannot listen on {_authority(address, port)}: {exc.strerror or exc}. Another program (perhaps "
-            "another Tallei) may be using the port; stop it, or choose another port with --port or TALLEI_HTTP_PORT."
+            f"another Tallei) may be using the port; stop it, or {advice}."
         ) from None
     return sock
 
@@ -169,6 +169,7 @@ class HttpEndpoint:
         host: str = "127.0.0.1",
         port: int = 8765,
         max_body_bytes: int = MAX_BODY_BYTES,
+        port_advice: str = "choose another port with --port or TALLEI_HTTP_PORT",
     ) -> None:
         if not token:
             raise InvalidInput("The HTTP endpoint needs a bearer token.")
@@ -177,6 +178,7 @@ class HttpEndpoint:
         self._address = loopback_address(host)
         self._port = port
         self._max_body = max_body_bytes
+        self._port_advice = port_advice  # how the person running this picks another port
         self._uvicorn: _Uvicorn | None = None
         self._task: asyncio.Task[None] | None = None
 
@@ -203,7 +205,7 @@ class HttpEndpoint:
         """
         if self._task is not None:
             raise RuntimeError("The HTTP endpoint is already started.")
-        sock = _listen(self._address, self._port)
+        sock = _listen(self._address, self._port, self._port_advice)
         self._port = sock.getsockname()[1]
         here = [_authority(a, self._port) for a in ("127.0.0.1", "localhost", "::1")]
         here.append(_authority(self._address, self._port))

@@ -75,7 +75,9 @@ def test_a_taken_port_is_a_message_and_the_app_keeps_running(
         squatter.bind(("127.0.0.1", int(app_env["TALLEI_HTTP_PORT"])))
         squatter.listen()
         app = start_app(app_env, "gui")
-        app.wait_for(f"Cannot listen on 127.0.0.1:{app_env['TALLEI_HTTP_PORT']}")
+        line = app.wait_for(f"Cannot listen on 127.0.0.1:{app_env['TALLEI_HTTP_PORT']}")
+        assert "choose another port under Settings → HTTP port" in line
+        assert "--port" not in line and "TALLEI_HTTP_PORT" not in line
         app.wait_for("Tallei is running")
         assert app.proc.poll() is None
         assert app.stop() == 0

@@ -6,7 +6,8 @@ from collections.abc import Callable
 from pathlib import Path
 
 import keyring.backends.null as keyring_backends_null
-from PySide6.QtWidgets import QSystemTrayIcon
+from PySide6.QtCore import Qt
+from PySide6.QtWidgets import QDialog, QLabel, QSystemTrayIcon
 from pytestqt.qtbot import QtBot
 
 from tallei_desktop.config import Settings, load_settings
@@ -163,3 +164,55 @@ def test_the_tray_menu(qtbot: QtBot) -> None:
     with qtbot.waitSignal(tray.quit_requested):
         tray.menu.actions()[-1].trigger()
     assert not tray.icon.icon().isNull()
+
+
+def _fits(dialog: QDialog) -> bool:
+    """No visible label of ``dialog`` is shorter than its wrapped text needs."""
+    labels = [label for label in dialog.findChildren(QLabel) if label.isVisible()]
+    return bool(labels) and all(label.height() >= label.heightForWidth(label.width()) for label in labels)
+
+
+def test_first_run_refuses_a_short_passphrase_and_says_how_long(
+    qtbot: QtBot, tmp_path: Path, ops: Ops
+) -> None:
+    settings = _settings(tmp_path, None)
+    unlocker = Unlocker(settings, ops, secrets=_secrets(settings))
+    dialog = _ask(qtbot, unlocker)
+    dialog.passphrase.setText("abc")
+    assert dialog.hint.text() == "At least 8 characters: 5 more to go."
+    dialog.repeat.setText("abc")
+    dialog.buttons.accepted.emit()
+    assert "at least 8 characters" in dialog.problem.text() and dialog.isVisible()
+    assert not settings.db_path.exists()
+    dialog.passphrase.setText("abcdefgh")
+    assert dialog.hint.text().startswith("Long enough")
+    dialog.repeat.setText("abcdefgh")
+    result = _opened(qtbot, unlocker, dialog.buttons.accepted.emit)
+    result.service.close()
+
+
+def test_the_dialog_grows_to_show_its_problem_line_whole(qtbot: QtBot, tmp_path: Path, ops: Ops) -> None:
+    settings = _settings(tmp_path, None)
+    unlocker = Unlocker(settings, ops, secrets=_secrets(settings))
+    dialog = _ask(qtbot, unlocker)
+    qtbot.waitExposed(dialog)
+    assert _fits(dialog)
+    dialog.passphrase.setText("one thing")
+    dialog.repeat.setText("another thing")
+    dialog.buttons.accepted.emit()
+    assert "differ" in dialog.problem.text()
+    qtbot.waitUntil(lambda: _fits(dialog), timeout=WAIT_MS)
+
+
+def test_the_passphrase_dialog_answers_the_keyboard(qtbot: QtBot, tmp_path: Path, ops: Ops) -> None:
+    settings = _settings(tmp_path, None)
+    unlocker = Unlocker(settings, ops, secrets=_secrets(settings))
+    dialog = _ask(qtbot, unlocker)
+    dialog.activateWindow()
+    qtbot.waitActive(dialog)
+    dialog.passphrase.setFocus()
+    qtbot.keyClicks(dialog.passphrase, "short")
+    qtbot.keyClick(dialog.passphrase, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+    assert "too short" in dialog.problem.text()  # Ctrl+Enter went through the dialog's checks
+    with qtbot.waitSignal(unlocker.cancelled, timeout=WAIT_MS):
+        qtbot.keyClick(dialog.passphrase, Qt.Key.Key_Escape)

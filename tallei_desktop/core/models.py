@@ -21,6 +21,7 @@ __all__ = [
     "Conflict",
     "ConflictResolution",
     "ConflictStatus",
+    "EarlierText",
     "EventKind",
     "Memory",
     "MemoryFilter",
@@ -330,6 +331,17 @@ class MemoryHistory:
     merged: tuple[Memory, ...]  # near-duplicates folded into it
     replaced_by: tuple[Memory, ...]  # if it was superseded/merged: the newer ones, in order
     conflicts: tuple[Conflict, ...]  # open and resolved conflicts it took part in
+    earlier: tuple[EarlierText, ...] = ()  # the texts edits replaced, newest first
+
+
+@dataclass(frozen=True, slots=True)
+class EarlierText:
+    """A text a memory had until an edit replaced it; ``MemoryService.bring_back_text`` takes the id."""
+
+    id: str
+    content: str
+    replaced_at: datetime
+    replaced_by: str  # the platform of the edit that replaced it (APP_PLATFORM: the person in Tallei)
 
 
 @dataclass(frozen=True, slots=True)

@@ -30,6 +30,7 @@ from tallei_desktop.core.classify import classify
 from tallei_desktop.core.embeddings import Embedder, ModelState, ModelStatus
 from tallei_desktop.core.errors import InvalidInput, KnownError, ModelUnavailable, StoreUnavailable
 from tallei_desktop.core.models import (
+    APP_PLATFORM,
     CHOSEN_RESOLUTIONS,
     Bucket,
     ChangeBatch,
@@ -398,6 +399,27 @@ class MemoryService:
             self._worker.wake()
         return memory
 
+    def bring_back_text(self, earlier_id: str) -> Memory:
+        """Make an earlier text of a memory (an :class:`EarlierText` id from :meth:`history`) its
+        text again. That is an edit by the person in Tallei: the text it replaces becomes an earlier
+        text in turn, the memory is embedded again, and the change reaches every process's feed and
+        recall cache like any edit. Bringing back the text the memory already has changes nothing."""
+        try:
+            eid = v.clean_id(earlier_id)
+        except InvalidInput:
+            raise InvalidInput(f"{str(earlier_id)[:40]!r} is not the id of an earlier text.") from None
+        now = self.now().timestamp()
+        with self.db.write() as conn:
+            row, text = sm.earlier_text(conn, eid)
+            if text != row.memory.content:
+                sm.edit_memory(
+                    conn, row, now, content=text, platform=APP_PLATFORM, note=f"brought back {eid}"
+                )
+            memory = q.load_provenance(conn, [_existing(conn, row.memory.id)])[0].memory
+        if self._worker is not None:
+            self._worker.wake()
+        return memory
+
     def pin(self, memory_id: str) -> Memory:
         return self.update(memory_id, pinned=True)
 
@@ -545,6 +567,10 @@ class MemoryService:
         if not isinstance(platform, str) or not platform.strip():
             raise InvalidInput("Name the assistant platform to pause, such as 'claude' or 'chatgpt'.")
         name = v.clean_platform(platform)
+        if name == APP_PLATFORM:
+            raise InvalidInput(
+                f"'{APP_PLATFORM}' stands for what you do in Tallei, not an assistant; it cannot be paused."
+            )
         with self.db.write() as conn:
             sa.set_paused(conn, name, paused, self.now().timestamp())
 
@@ -712,13 +738,16 @@ class MemoryService:
         """
         mid = v.clean_id(memory_id)
         with self.db.read() as conn:
-            return listing.history(conn, mid)
+            found = listing.history(conn, mid)
+            return replace(found, earlier=sm.earlier_texts(conn, _existing(conn, mid).rowid))
 
     def platform_usage(self) -> builtins.list[PlatformUsage]:
-        """Every platform that ever saved, confirmed or edited a memory: how many active memories
-        it is part of (the count a ``platforms`` filter gives) and when it was last seen, latest first."""
+        """Every assistant platform that ever saved, confirmed or edited a memory: how many active
+        memories it is part of (the count a ``platforms`` filter gives) and when it was last seen,
+        latest first. What the person did in Tallei itself (:data:`APP_PLATFORM`: edits, merged
+        conflicts) is no assistant's and is left out."""
         with self.db.read() as conn:
-            return listing.platform_usage(conn)
+            return [u for u in listing.platform_usage(conn) if u.platform != APP_PLATFORM]
 
     # -- export, import and backups ----------------------------------------------------------------
 

@@ -24,7 +24,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp_types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
-from tallei_desktop.core import KnownError, MemoryService, RecallResult
+from tallei_desktop.core import APP_PLATFORM, KnownError, MemoryService, RecallResult
 from tallei_desktop.mcp_server.platforms import UNKNOWN_PLATFORM, platform_for_client
 from tallei_desktop.mcp_server.schemas import (
     BucketName,
@@ -157,13 +157,20 @@ class ToolSpec:
         return self.fn.__name__
 
 
+def _assistant(name: str | None) -> str:
+    """The platform a client's name stands for; never the one that marks the person's own actions
+    in Tallei, so no assistant can save or edit as the person."""
+    platform = platform_for_client(name)
+    return UNKNOWN_PLATFORM if platform == APP_PLATFORM else platform
+
+
 def _caller_platform(ctx: Context[Any, Any]) -> str:
     try:
         params = ctx.request_context.session.client_params
     except ValueError:  # a direct call outside any request
         return UNKNOWN_PLATFORM
     info = params.client_info if params is not None else None
-    return platform_for_client(info.name if info is not None else None)
+    return _assistant(info.name if info is not None else None)
 
 
 async def check_access(
@@ -175,7 +182,7 @@ async def check_access(
     platforms = {_caller_platform(ctx)}
     explicit = arguments.get("platform") if tool == "save_memory" else None
     if isinstance(explicit, str) and explicit:
-        platforms.add(platform_for_client(explicit))
+        platforms.add(_assistant(explicit))
     await calls.refuse_paused(tool, platforms)
 
 
@@ -208,7 +215,7 @@ async def save_memory(
         Field(description="For events: when it happened, in ISO 8601, e.g. '2026-05-03T14:00:00Z'."),
     ] = None,
 ) -> SaveOut:
-    source_platform = platform_for_client(platform) if platform else _caller_platform(ctx)
+    source_platform = _assistant(platform) if platform else _caller_platform(ctx)
     result = await calls.run(
         "save_memory",
         lambda s: s.save(

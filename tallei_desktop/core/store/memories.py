@@ -16,6 +16,7 @@ from tallei_desktop.core.errors import InvalidInput, NotFound
 from tallei_desktop.core.models import (
     APP_PLATFORM,
     Bucket,
+    EarlierText,
     EventKind,
     Memory,
     MemoryStatus,
@@ -31,6 +32,8 @@ __all__ = [
     "Pending",
     "archive_stale",
     "confirm_memory",
+    "earlier_text",
+    "earlier_texts",
     "edit_memory",
     "existing",
     "find_active_by_hash",
@@ -155,6 +158,7 @@ def edit_memory(
     type: MemoryType | None = None,
     pinned: bool | None = None,
     platform: str | None = None,
+    note: str = "",
 ) -> None:
     """Change a memory's text, type or pin; new text loses its vector until the worker embeds it.
 
@@ -195,7 +199,7 @@ def edit_memory(
     bump_generation(conn)
     events: list[tuple[EventKind, str]] = []
     if text_changed:
-        events.append((EventKind.MEMORY_EDITED, ""))
+        events.append((EventKind.MEMORY_EDITED, note))
     if new_type is not m.type:
         events.append((EventKind.MEMORY_RETYPED, str(new_type)))
     if new_pinned != m.pinned:
@@ -205,6 +209,46 @@ def edit_memory(
         events.append((EventKind.MEMORY_RESTORED, "edited"))
     for kind, detail in events:
         record_event(conn, kind, at=now, memory_id=m.id, platform=platform, detail=detail)
+
+
+# An earlier text is named by the rowid of the edit's provenance entry. That table has no INTEGER
+# PRIMARY KEY, so only a VACUUM could renumber its rows, and the store never runs one.
+_EARLIER_PREFIX = "e"
+
+
+def _earlier_id(provenance_rowid: int) -> str:
+    return f"{_EARLIER_PREFIX}{provenance_rowid:012x}"
+
+
+def earlier_texts(conn: apsw.Connection, rowid: int) -> tuple[EarlierText, ...]:
+    """The texts edits replaced in memory ``rowid``, newest first (edits recorded before the store
+    kept the old text have none and are left out)."""
+    found = _rows(
+        conn,
+        "SELECT rowid, previous, at, platform FROM provenance "
+        "WHERE memory_rowid = ? AND action = 'edited' AND previous IS NOT NULL ORDER BY at DESC, rowid DESC",
+        (rowid,),
+    )
+    return tuple(
+        EarlierText(_earlier_id(int(pid)), str(text), q.to_dt(float(at)), str(platform))
+        for pid, text, at, platform in found
+    )
+
+
+def earlier_text(conn: apsw.Connection, earlier_id: str) -> tuple[q.Row, str]:
+    """The memory an earlier text belongs to, and that text; :class:`NotFound` if there is none."""
+    missing = NotFound(f"No earlier text has the id {earlier_id}; the memory may have been erased.")
+    if not earlier_id.startswith(_EARLIER_PREFIX):
+        raise missing
+    found = conn.execute(
+        "SELECT m.id, p.previous FROM provenance p JOIN memories m ON m.rowid = p.memory_rowid "
+        "WHERE p.rowid = ? AND p.action = 'edited' AND p.previous IS NOT NULL",
+        (int(earlier_id[len(_EARLIER_PREFIX) :], 16),),
+    ).fetchall()
+    if not found:
+        raise missing
+    ((memory_id, text),) = found
+    return existing(conn, str(memory_id)), str(text)
 
 
 def refine_type(conn: apsw.Connection, pending: Pending, new_type: MemoryType, now: float) -> bool:

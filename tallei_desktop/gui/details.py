@@ -18,12 +18,14 @@ from tallei_desktop.core import (
 )
 from tallei_desktop.gui.models import short_time
 
-__all__ = ["CONFLICT_SCHEME", "REOPEN_SCHEME", "render_details"]
+__all__ = ["CONFLICT_SCHEME", "REOPEN_SCHEME", "VERSION_SCHEME", "render_details"]
 
 #: The detail pane's link scheme for undoing a conflict's outcome: ``reopen:<conflict id>``.
 REOPEN_SCHEME = "reopen"
 #: The detail pane's link scheme for going to an open conflict: ``conflict:<conflict id>``.
 CONFLICT_SCHEME = "conflict"
+#: The detail pane's link scheme for making an earlier text current again: ``version:<earlier text id>``.
+VERSION_SCHEME = "version"
 #: How much of an edit's earlier text the trail quotes.
 PREVIOUS_CHARS = 300
 
@@ -82,11 +84,22 @@ def _facts(m: Memory) -> list[tuple[str, str]]:
     return facts
 
 
-def _trail_entry(p: Provenance) -> str:
+def _trail_entry(p: Provenance, details: MemoryHistory) -> str:
     e = html.escape
     line = f"{e(p.action)} by <b>{e(_who(p.platform))}</b>, {e(short_time(p.at))}"
     if p.previous is not None:
         line += f"; before: “{e(_clip(p.previous, PREVIOUS_CHARS))}”"
+        # The history lists the same edits as earlier texts, each with the id that brings it back.
+        earlier = next(
+            (
+                t
+                for t in details.earlier
+                if (t.replaced_at, t.replaced_by, t.content) == (p.at, p.platform, p.previous)
+            ),
+            None,
+        )
+        if earlier is not None and earlier.content != details.memory.content:
+            line += f" <a href='{VERSION_SCHEME}:{e(earlier.id)}'>bring back</a>"
     return f"<li>{line}</li>"
 
 
@@ -131,7 +144,7 @@ def render_details(details: MemoryHistory) -> str:
     parts += [f"<tr><td><b>{e(k)}</b>&nbsp;</td><td>{e(v)}</td></tr>" for k, v in _facts(m)]
     parts.append("</table><h4>Who saved and changed it</h4><ul>")
     trail = m.provenance or ()
-    parts += [_trail_entry(p) for p in trail]
+    parts += [_trail_entry(p, details) for p in trail]
     if not trail:
         parts.append(f"<li>saved by <b>{e(_who(m.platform))}</b>, {e(short_time(m.created_at))}</li>")
     parts.append("</ul>")

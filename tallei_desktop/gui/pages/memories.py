@@ -33,7 +33,7 @@ from tallei_desktop.core import (
     SortKey,
 )
 from tallei_desktop.gui.backend import Backend, ListQuery, Page, View
-from tallei_desktop.gui.details import REOPEN_SCHEME, render_details
+from tallei_desktop.gui.details import REOPEN_SCHEME, VERSION_SCHEME, render_details
 from tallei_desktop.gui.models import Column, MemoryTableModel
 from tallei_desktop.gui.ops import Ops
 
@@ -421,10 +421,16 @@ class MemoriesPage(QWidget):
     def _on_link(self, url: QUrl) -> None:
         if url.scheme() == REOPEN_SCHEME:
             self.bring_back(url.path())
+        elif url.scheme() == VERSION_SCHEME:
+            self.bring_back_text(url.path())
 
     def bring_back(self, conflict_id: str) -> None:
         """Undo a conflict's outcome from the history: what it retired is back, the conflict open again."""
         self._act("reopen", lambda: self._backend.reopen(conflict_id))
+
+    def bring_back_text(self, earlier_id: str) -> None:
+        """Make an earlier text from the history the memory's text again (an edit by the person)."""
+        self._act("bring back text", lambda: self._backend.service.bring_back_text(earlier_id))
 
     def restore(self) -> None:
         m = self.current_memory()

@@ -8,7 +8,7 @@ core's change feed.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from tallei_desktop.core import (
@@ -21,15 +21,17 @@ from tallei_desktop.core import (
     MemoryHistory,
     MemoryStatus,
     MemoryType,
+    NotFound,
     PlatformUsage,
     RecallResult,
     SortKey,
+    bucket_for,
 )
 
 if TYPE_CHECKING:
     from tallei_desktop.core import MemoryService
 
-__all__ = ["Backend", "Changes", "ListQuery", "Page", "View"]
+__all__ = ["Backend", "Changes", "ListQuery", "Page", "View", "view_of", "view_types"]
 
 #: The core's largest page; longer reads are split.
 _MAX_PAGE = 1_000
@@ -70,13 +72,24 @@ _SCOPE: dict[View, tuple[Bucket | None, MemoryStatus]] = {
 }
 
 
+def view_types(view: View) -> list[MemoryType]:
+    """The types a memory on ``view`` can have: its bucket's, or all for Archived and Forgotten."""
+    bucket, _status = _SCOPE[view]
+    return [t for t in MemoryType if bucket is None or bucket_for(t) is bucket]
+
+
+def view_of(bucket: Bucket) -> View:
+    """The view that lists the active memories of ``bucket``."""
+    return next(v for v, (b, s) in _SCOPE.items() if b is bucket and s is MemoryStatus.ACTIVE)
+
+
 @dataclass(frozen=True, slots=True)
 class ListQuery:
     view: View
     types: frozenset[MemoryType] = frozenset()
     platforms: frozenset[str] = frozenset()
     text: str = ""  # a search: best match first unless a column sort is chosen
-    sort: SortKey | None = None  # None: most recently changed first
+    sort: SortKey | None = None  # None: pinned first, then the view's natural order
     descending: bool = True
 
     def to_filter(self) -> MemoryFilter:
@@ -87,6 +100,17 @@ class ListQuery:
             platforms=self.platforms,
             statuses=frozenset({status}),
         )
+
+
+#: Each view's natural order after the pinned memories: what changed last, and for Recent what
+#: happened last, so an old event saved today sits with its own time.
+_NATURAL: dict[View, SortKey] = {
+    View.PREFERENCES: SortKey.UPDATED,
+    View.LONG_TERM: SortKey.UPDATED,
+    View.RECENT: SortKey.OCCURRED,
+    View.ARCHIVED: SortKey.UPDATED,
+    View.FORGOTTEN: SortKey.UPDATED,
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,20 +178,36 @@ class Backend:
         """One page of the memories ``query`` selects, with the total across all pages."""
         if query.text.strip():
             return self._search_page(query, offset, limit)
-        sort = query.sort or SortKey.UPDATED
-        descending = query.descending if query.sort else True
+        if query.sort is not None:
+            found, total = self._read(query.to_filter(), query.sort, query.descending, offset, limit)
+            return Page(tuple(found), total, offset)
+        # The default order: pinned memories first, then the rest, each part in the natural order.
+        sort = _NATURAL[query.view]
+        base = query.to_filter()
+        pinned, n_pinned = self._read(replace(base, pinned=True), sort, True, offset, limit)
+        rest_filter = replace(base, pinned=False)
+        if len(pinned) < limit:
+            rest, n_rest = self._read(rest_filter, sort, True, max(0, offset - n_pinned), limit - len(pinned))
+        else:
+            rest, n_rest = [], self.service.count(rest_filter)
+        return Page((*pinned, *rest), n_pinned + n_rest, offset)
+
+    def _read(
+        self, f: MemoryFilter, sort: SortKey, descending: bool, offset: int, limit: int
+    ) -> tuple[list[Memory], int]:
+        """Up to ``limit`` memories from ``offset`` in one order, and how many match in all."""
         found: list[Memory] = []
         total = 0
         while True:
             want = min(_MAX_PAGE, limit - len(found))
             got = self.service.list_page(
-                query.to_filter(), sort=sort, descending=descending, limit=want, offset=offset + len(found)
+                f, sort=sort, descending=descending, limit=want, offset=offset + len(found)
             )
             found.extend(got.memories)
             total = got.total
             if len(found) >= limit or len(got.memories) < want:
                 break
-        return Page(tuple(found), total, offset)
+        return found, total
 
     def _search_page(self, query: ListQuery, offset: int, limit: int) -> Page:
         # The engine's hybrid search (words and meaning), narrowed to this view's filter.
@@ -209,6 +249,17 @@ class Backend:
 
     def open_conflicts(self) -> list[Conflict]:
         return self.service.conflicts()
+
+    def in_open_conflicts(self) -> frozenset[str]:
+        """The ids of every memory that is one side of an open conflict."""
+        return frozenset(m.id for c in self.service.conflicts() for m in (c.memory_a, c.memory_b))
+
+    def memory_or_none(self, memory_id: str) -> Memory | None:
+        """The memory as it is now, or None once it was erased."""
+        try:
+            return self.service.get(memory_id)
+        except NotFound:
+            return None
 
     def resolve(
         self, conflict_id: str, resolution: ConflictResolution, content: str | None = None

@@ -10,8 +10,9 @@ The model holds only the rows fetched so far; the listing, filtering and sorting
 from __future__ import annotations
 
 import enum
+import html
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from PySide6.QtCore import (
     QAbstractTableModel,
@@ -20,10 +21,22 @@ from PySide6.QtCore import (
     Qt,
     Signal,
 )
+from PySide6.QtGui import QIcon
+from PySide6.QtWidgets import QApplication, QStyle
 
-from tallei_desktop.core import Memory, SortKey
+from tallei_desktop.core import Memory, MemoryType, SortKey
 
-__all__ = ["ID_ROLE", "MEMORY_ROLE", "Column", "MemoryTableModel", "short_time"]
+__all__ = [
+    "ID_ROLE",
+    "IN_CONFLICT",
+    "MEMORY_ROLE",
+    "Column",
+    "MemoryTableModel",
+    "happened",
+    "short_date",
+    "short_time",
+    "tooltip_html",
+]
 
 MEMORY_ROLE = int(Qt.ItemDataRole.UserRole) + 1
 ID_ROLE = int(Qt.ItemDataRole.UserRole) + 2
@@ -35,20 +48,37 @@ class Column(enum.IntEnum):
     CONTENT = 0
     TYPE = 1
     PLATFORMS = 2
-    CONFIDENCE = 3
-    REFERENCES = 4
-    LAST_USED = 5
-    PINNED = 6
+    SAVED = 3
+    HAPPENED = 4
+    CONFIDENCE = 5
+    REFERENCES = 6
+    LAST_USED = 7
+    PINNED = 8
 
 
 _HEADERS = {
     Column.CONTENT: "Memory",
     Column.TYPE: "Type",
     Column.PLATFORMS: "Assistants",
+    Column.SAVED: "Saved",
+    Column.HAPPENED: "Happened",
     Column.CONFIDENCE: "Confidence",
     Column.REFERENCES: "Used",
     Column.LAST_USED: "Last used",
     Column.PINNED: "Pinned",
+}
+
+#: What each header counts or shows, in the words its tooltip uses.
+_HEADER_TIPS = {
+    Column.CONTENT: "What the memory says",
+    Column.TYPE: "What kind of memory it is",
+    Column.PLATFORMS: "The assistants that saved or confirmed it",
+    Column.SAVED: "When an assistant first saved it",
+    Column.HAPPENED: "When the event happened, where it differs from when it was saved",
+    Column.CONFIDENCE: "How sure Tallei is, from how often assistants saved or used it",
+    Column.REFERENCES: "How many times it was saved or used by assistants (your own looks do not count)",
+    Column.LAST_USED: "When an assistant last used it (your own looks do not count)",
+    Column.PINNED: "Pinned memories always reach your assistants first",
 }
 
 #: Confidence follows the reference count, so both columns sort by it.
@@ -56,13 +86,20 @@ SORT_KEYS = {
     Column.CONTENT: SortKey.CONTENT,
     Column.TYPE: SortKey.TYPE,
     Column.PLATFORMS: SortKey.PLATFORM,
+    Column.SAVED: SortKey.CREATED,
+    Column.HAPPENED: SortKey.OCCURRED,
     Column.CONFIDENCE: SortKey.REFERENCES,
     Column.REFERENCES: SortKey.REFERENCES,
     Column.LAST_USED: SortKey.LAST_USED,
     Column.PINNED: SortKey.PINNED,
 }
 
+#: Shown for a memory that is one side of an open conflict.
+IN_CONFLICT = "Your assistants disagree about this; see Conflicts."
+
 _PREVIEW_CHARS = 200
+#: An occurred time this close to the saved time says nothing more.
+_SAME_MOMENT = timedelta(minutes=1)
 
 
 def short_time(when: datetime | None) -> str:
@@ -70,6 +107,24 @@ def short_time(when: datetime | None) -> str:
     if when is None:
         return ""
     return when.astimezone().strftime("%Y-%m-%d %H:%M")
+
+
+def short_date(when: datetime) -> str:
+    """A date for a table cell, in local time."""
+    return when.astimezone().strftime("%Y-%m-%d")
+
+
+def happened(m: Memory) -> datetime | None:
+    """When ``m`` happened, if that says more than when it was saved: always for an event."""
+    if m.type is MemoryType.EVENT or abs(m.occurred_at - m.created_at) > _SAME_MOMENT:
+        return m.occurred_at
+    return None
+
+
+def tooltip_html(text: str, note: str | None = None) -> str:
+    """``text`` as a rich-text tooltip, which Qt wraps at a readable width instead of one long line."""
+    body = f"<p style='white-space:pre-wrap'>{html.escape(text.strip())}</p>"
+    return body + (f"<p><b>{html.escape(note)}</b></p>" if note else "")
 
 
 def _one_line(text: str) -> str:
@@ -90,6 +145,8 @@ class MemoryTableModel(QAbstractTableModel):
         self._rows: list[Memory] = []
         self._total = 0
         self._fetching = False
+        self._in_conflict: frozenset[str] = frozenset()
+        self._warning: QIcon | None = None
 
     # -- filling -------------------------------------------------------------------------------
 
@@ -126,6 +183,17 @@ class MemoryTableModel(QAbstractTableModel):
         self._rows.extend(memories)
         self.endInsertRows()
 
+    def set_in_conflict(self, memory_ids: frozenset[str]) -> None:
+        """Mark the rows of these memories as one side of an open conflict."""
+        if memory_ids == self._in_conflict:
+            return
+        self._in_conflict = memory_ids
+        if self._rows:
+            self.dataChanged.emit(self.index(0, 0), self.index(len(self._rows) - 1, 0))
+
+    def in_conflict(self, memory_id: str) -> bool:
+        return memory_id in self._in_conflict
+
     def fetch_failed(self) -> None:
         self._fetching = False
 
@@ -152,10 +220,19 @@ class MemoryTableModel(QAbstractTableModel):
             return None
         m = self._rows[index.row()]
         column = Column(index.column())
+        flagged = m.id in self._in_conflict
         if role == Qt.ItemDataRole.DisplayRole:
             return self._display(m, column)
-        if role in (Qt.ItemDataRole.ToolTipRole, Qt.ItemDataRole.AccessibleTextRole):
-            return m.content if column is Column.CONTENT else self._display(m, column)
+        if role == Qt.ItemDataRole.ToolTipRole:
+            if column is Column.CONTENT:
+                return tooltip_html(m.content, IN_CONFLICT if flagged else None)
+            return self._tip(m, column)
+        if role == Qt.ItemDataRole.AccessibleTextRole:
+            if column is Column.CONTENT:
+                return f"{m.content} ({IN_CONFLICT})" if flagged else m.content
+            return self._display(m, column)
+        if role == Qt.ItemDataRole.DecorationRole and column is Column.CONTENT and flagged:
+            return self._warning_icon()
         if role == Qt.ItemDataRole.TextAlignmentRole and column is Column.REFERENCES:
             return int(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
         if role == MEMORY_ROLE:
@@ -163,6 +240,27 @@ class MemoryTableModel(QAbstractTableModel):
         if role == ID_ROLE:
             return m.id
         return None
+
+    def _warning_icon(self) -> QIcon:
+        if self._warning is None:
+            style = QApplication.style()
+            self._warning = style.standardIcon(QStyle.StandardPixmap.SP_MessageBoxWarning)
+        return self._warning
+
+    @classmethod
+    def _tip(cls, m: Memory, column: Column) -> str:
+        if column is Column.REFERENCES:
+            n = m.reference_count
+            return f"Saved or used by assistants {n} time{'' if n == 1 else 's'}"
+        if column is Column.LAST_USED:
+            when = short_time(m.last_referenced_at)
+            return f"Last used by an assistant {when}" if when else "No assistant has used it yet"
+        if column is Column.SAVED:
+            return f"Saved {short_time(m.created_at)} by {m.platform}"
+        if column is Column.HAPPENED:
+            at = happened(m)
+            return f"Happened {short_time(at)}" if at else ""
+        return cls._display(m, column)
 
     @staticmethod
     def _display(m: Memory, column: Column) -> str:
@@ -172,6 +270,11 @@ class MemoryTableModel(QAbstractTableModel):
             return str(m.type)
         if column is Column.PLATFORMS:
             return ", ".join(m.platforms)
+        if column is Column.SAVED:
+            return short_date(m.created_at)
+        if column is Column.HAPPENED:
+            when = happened(m)
+            return short_date(when) if when else ""
         if column is Column.CONFIDENCE:
             return str(m.confidence).capitalize()
         if column is Column.REFERENCES:
@@ -186,6 +289,8 @@ class MemoryTableModel(QAbstractTableModel):
         if orientation == Qt.Orientation.Horizontal and 0 <= section < len(Column):
             if role in (Qt.ItemDataRole.DisplayRole, Qt.ItemDataRole.AccessibleTextRole):
                 return _HEADERS[Column(section)]
+            if role == Qt.ItemDataRole.ToolTipRole:
+                return _HEADER_TIPS[Column(section)]
         elif orientation == Qt.Orientation.Vertical and role == Qt.ItemDataRole.DisplayRole:
             return section + 1
         return None

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
+from PySide6 import QtGui
 from PySide6.QtCore import QModelIndex, Qt
+from PySide6.QtGui import QTextDocument
+from PySide6.QtWidgets import QLabel
 from pytestqt.modeltest import ModelTester
 from pytestqt.qtbot import QtBot
 
@@ -105,3 +110,56 @@ def test_backend_filters_and_sorts_through_the_core(service: MemoryService, back
     assert from_chatgpt.total == 1 and from_chatgpt.memories[0].content.startswith("Apples")
     found = backend.page(ListQuery(View.LONG_TERM, text="zebras"))
     assert [m.content for m in found.memories] == ["Zebras live in Africa"]
+
+
+def test_the_used_columns_say_exactly_what_they_count(service: MemoryService, backend: Backend) -> None:
+    service.save("I prefer tea to coffee", platform="gemini")
+    service.save("I prefer tea to coffee", platform="cursor")
+    page = backend.page(ListQuery(View.PREFERENCES))
+    model = MemoryTableModel()
+    model.replace(page.memories, page.total)
+    tip = model.headerData(Column.REFERENCES, Qt.Orientation.Horizontal, Qt.ItemDataRole.ToolTipRole)
+    assert "saved or used by assistants" in tip
+    assert "your own looks do not count" in tip
+    cell = model.index(0, Column.REFERENCES).data(Qt.ItemDataRole.ToolTipRole)
+    assert cell == "Saved or used by assistants 2 times"
+    last = model.index(0, Column.LAST_USED).data(Qt.ItemDataRole.ToolTipRole)
+    assert last.startswith("Last used by an assistant 20")
+    for column in Column:
+        assert model.headerData(column, Qt.Orientation.Horizontal, Qt.ItemDataRole.ToolTipRole)
+
+
+def test_a_long_memory_has_a_wrapped_tooltip(qtbot: QtBot, service: MemoryService, backend: Backend) -> None:
+    long_text = " ".join(f"word{i} & <tag>" for i in range(150))
+    service.save(long_text, type="fact", platform="claude")
+    page = backend.page(ListQuery(View.LONG_TERM))
+    model = MemoryTableModel()
+    model.replace(page.memories, page.total)
+    tip = model.index(0, Column.CONTENT).data(Qt.ItemDataRole.ToolTipRole)
+    assert QtGui.Qt.mightBeRichText(tip)  # Qt wraps rich-text tooltips; plain ones run on in one line
+    # The tooltip is a label that wraps words the way QToolTip does with rich text.
+    label = QLabel(tip)
+    qtbot.addWidget(label)
+    label.setWordWrap(True)
+    assert label.sizeHint().width() < 800
+    document = QTextDocument()
+    document.setHtml(tip)
+    assert document.toPlainText() == long_text
+
+
+def test_saved_and_happened_show_their_dates(service: MemoryService, backend: Backend) -> None:
+    when = datetime(2019, 2, 10, 12, tzinfo=UTC)
+    service.save("The ski trip to the Alps", type="event", platform="claude", occurred_at=when)
+    service.save("Bought a new kettle", type="note", platform="claude")
+    page = backend.page(ListQuery(View.RECENT))
+    model = MemoryTableModel()
+    model.replace(page.memories, page.total)
+    today = datetime.now().astimezone().strftime("%Y-%m-%d")
+    rows = {m.content: model.row_of(m.id) for m in model.memories()}
+    trip, kettle = rows["The ski trip to the Alps"], rows["Bought a new kettle"]
+    assert model.index(trip, Column.SAVED).data() == today
+    assert model.index(trip, Column.HAPPENED).data() == when.astimezone().strftime("%Y-%m-%d")
+    assert model.index(kettle, Column.SAVED).data() == today
+    assert model.index(kettle, Column.HAPPENED).data() == ""  # a note saved as it happened
+    assert model.headerData(Column.SAVED, Qt.Orientation.Horizontal) == "Saved"
+    assert model.headerData(Column.HAPPENED, Qt.Orientation.Horizontal) == "Happened"

@@ -98,3 +98,15 @@ def test_the_person_in_tallei_is_not_an_assistant_to_list_or_pause(service: Memo
     with pytest.raises(InvalidInput, match="not an assistant"):
         service.set_platform_paused(APP_PLATFORM, True)
     assert service.paused_platforms() == frozenset()
+
+
+def test_earlier_texts_come_along_in_an_export_and_can_be_brought_back_after_import(
+    service: MemoryService, make_service: ServiceFactory
+) -> None:
+    mid = service.save("The recycling goes out on Mondays", type="fact", platform="claude").id
+    service.update(mid, content="The recycling goes out on Tuesdays", platform="gemini")
+    other = make_service(path=service.db.path.with_name("other.db"))
+    other.import_memories(service.export_memories())
+    [monday] = other.history(mid).earlier
+    assert (monday.content, monday.replaced_by) == ("The recycling goes out on Mondays", "gemini")
+    assert other.bring_back_text(monday.id).content == "The recycling goes out on Mondays"

@@ -76,6 +76,8 @@ class MainWindow(QMainWindow):
         self.setWindowIcon(app_icon())
         self.resize(1100, 680)
         self.memory_pages = {View(v): MemoriesPage(View(v), backend, ops, self) for v in View}
+        for memory_page in self.memory_pages.values():
+            memory_page.open_conflict.connect(self.show_conflict)
         self.conflicts_page = ConflictsPage(backend, ops, self)
         self.recall_page = RecallPage(backend, ops, self)
         self.assistants_page = AssistantsPage(

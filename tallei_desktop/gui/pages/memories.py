@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 
-from PySide6.QtCore import QItemSelectionModel, QModelIndex, Qt, QUrl, Signal
-from PySide6.QtGui import QKeySequence, QShortcut, QShowEvent
+from PySide6.QtCore import QEvent, QItemSelectionModel, QModelIndex, QObject, Qt, QTimer, QUrl, Signal
+from PySide6.QtGui import QKeyEvent, QKeySequence, QShortcut, QShowEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -18,6 +19,7 @@ from PySide6.QtWidgets import (
     QMessageBox,
     QPlainTextEdit,
     QPushButton,
+    QSizePolicy,
     QSplitter,
     QTableView,
     QTextBrowser,
@@ -31,24 +33,73 @@ from tallei_desktop.core import (
     MemoryStatus,
     MemoryType,
     SortKey,
+    bucket_for,
 )
-from tallei_desktop.gui.backend import Backend, ListQuery, Page, View
-from tallei_desktop.gui.details import REOPEN_SCHEME, VERSION_SCHEME, render_details
+from tallei_desktop.gui.backend import Backend, ListQuery, Page, View, view_of, view_types
+from tallei_desktop.gui.details import CONFLICT_SCHEME, REOPEN_SCHEME, VERSION_SCHEME, render_details
+from tallei_desktop.gui.dialogs import keyboard_friendly
 from tallei_desktop.gui.models import Column, MemoryTableModel
 from tallei_desktop.gui.ops import Ops
 
 __all__ = ["MemoriesPage"]
 
 PAGE_SIZE = 200
+#: Typing pauses this long before the search runs.
+SEARCH_DELAY_MS = 250
 _WIDTHS = {
     Column.TYPE: 80,
     Column.PLATFORMS: 110,
+    Column.SAVED: 90,
+    Column.HAPPENED: 90,
     Column.CONFIDENCE: 95,
     Column.REFERENCES: 48,
     Column.LAST_USED: 120,
     Column.PINNED: 56,
 }
 _ALL = ""
+#: What an empty view holds and how memories get there.
+_EMPTY = {
+    View.PREFERENCES: "Preferences your assistants save appear here: how you like things done, what to "
+    "call you, what you like. Pin one and every assistant sees it first.",
+    View.LONG_TERM: "Facts, decisions, lessons and failures your assistants save appear here, and events "
+    "and notes they keep using move here from Recent.",
+    View.RECENT: "Events and notes your assistants save appear here. Those they use often move on to "
+    "Long-term.",
+    View.ARCHIVED: "Long-term memories no assistant used for a year rest here. Search still finds them, "
+    "and Restore brings one back.",
+    View.FORGOTTEN: "Memories you forget appear here. Restore brings one back; Erase for good removes it "
+    "from the file.",
+}
+#: The views that hold events, where when a memory happened is worth a column.
+_DATED_VIEWS = frozenset({View.RECENT, View.ARCHIVED, View.FORGOTTEN})
+
+
+def _quote(text: str, limit: int = 60) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def _a(memory_type: MemoryType) -> str:
+    name = str(memory_type)
+    return f"{'an' if name[0] in 'aeiou' else 'a'} {name}"
+
+
+@dataclass(frozen=True, slots=True)
+class _Offer:
+    """An undo on offer: good only while the memory is still as the action left it."""
+
+    left: Memory  # the memory as the action left it
+    message: str
+    undo: Callable[[], object]
+    undone: str  # said once the undo went through
+
+    def still_holds(self, now: Memory | None) -> bool:
+        return (
+            now is not None
+            and now.status is self.left.status
+            and now.type is self.left.type
+            and now.updated_at == self.left.updated_at
+        )
 
 
 class MemoriesPage(QWidget):
@@ -58,6 +109,8 @@ class MemoriesPage(QWidget):
     loaded = Signal()
     #: Emitted after an action on a memory round-tripped through the store.
     acted = Signal(str)
+    #: A conflict id: the person asked to see that conflict.
+    open_conflict = Signal(str)
 
     def __init__(self, view: View, backend: Backend, ops: Ops, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -67,7 +120,8 @@ class MemoriesPage(QWidget):
         self._query = ListQuery(view)
         self._ticket = 0
         self._dirty = True
-        self._undo_id: str | None = None
+        self._offer: _Offer | None = None
+        self._select_after: str | None = None
         self._details_ticket = 0
         self.model = MemoryTableModel(self)
         self.model.sort_requested.connect(self._on_sort)
@@ -82,12 +136,16 @@ class MemoriesPage(QWidget):
         self.search.setPlaceholderText("Search by words and meaning")
         self.search.setClearButtonEnabled(True)
         self.search.setAccessibleName(f"Search {title}")
-        self.search.returnPressed.connect(self._apply_filters)
-        self.search.textChanged.connect(lambda text: None if text else self._apply_filters())
+        self._search_timer = QTimer(self)
+        self._search_timer.setSingleShot(True)
+        self._search_timer.setInterval(SEARCH_DELAY_MS)
+        self._search_timer.timeout.connect(self._apply_filters)
+        self.search.textChanged.connect(lambda _text: self._search_timer.start())
+        self.search.returnPressed.connect(self._search_now)
         self.type_filter = QComboBox(self)
         self.type_filter.setAccessibleName("Filter by type")
         self.type_filter.addItem("All types", _ALL)
-        for t in MemoryType:
+        for t in view_types(self.view):
             self.type_filter.addItem(str(t).capitalize(), str(t))
         self.type_filter.currentIndexChanged.connect(self._apply_filters)
         self.platform_filter = QComboBox(self)
@@ -96,6 +154,10 @@ class MemoriesPage(QWidget):
         self.platform_filter.currentIndexChanged.connect(self._apply_filters)
         self.count_label = QLabel(self)
         self.count_label.setAccessibleName(f"{title} count")
+        # A fixed width, so the search box does not jump as the count changes.
+        widest = self.count_label.fontMetrics().horizontalAdvance("1,000,000 memories")
+        self.count_label.setFixedWidth(widest + 8)
+        self.count_label.setAlignment(Qt.AlignmentFlag.AlignRight | Qt.AlignmentFlag.AlignVCenter)
 
         bar = QHBoxLayout()
         bar.addWidget(self.search, 3)
@@ -119,10 +181,18 @@ class MemoriesPage(QWidget):
         header.setMinimumSectionSize(48)
         for column, width in _WIDTHS.items():
             self.table.setColumnWidth(column, width)
+        self.table.setColumnHidden(Column.HAPPENED, self.view not in _DATED_VIEWS)
         self.table.verticalHeader().setVisible(False)
         self.table.setWordWrap(False)
         self.table.setAlternatingRowColors(True)
         self.table.selectionModel().currentRowChanged.connect(self._on_current)
+        self.table.installEventFilter(self)
+        self.empty_label = QLabel(self.table.viewport())
+        self.empty_label.setWordWrap(True)
+        self.empty_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        self.empty_label.setContentsMargins(24, 24, 24, 24)
+        self.empty_label.hide()
+        self.table.viewport().installEventFilter(self)
 
         self.detail = QTextBrowser(self)
         self.detail.setAccessibleName("Memory details")
@@ -132,9 +202,12 @@ class MemoriesPage(QWidget):
         self.edit_button = self._button("&Edit text…", "Edit the memory's text", self.edit_text)
         self.type_box = QComboBox(self)
         self.type_box.setAccessibleName("Change type")
+        self.type_box.setPlaceholderText("Type")
         for t in MemoryType:
             self.type_box.addItem(str(t).capitalize(), str(t))
         self.type_box.activated.connect(self._on_type_chosen)
+        type_label = QLabel("&Type:", self)
+        type_label.setBuddy(self.type_box)
         self.forget_button = self._button("&Forget", "Forget the memory (can be undone)", self.forget)
         self.restore_button = self._button("&Restore", "Bring the memory back", self.restore)
         self.purge_button = self._button("Erase for &good…", "Erase the memory for good", self.purge)
@@ -142,6 +215,7 @@ class MemoriesPage(QWidget):
         for w in (
             self.pin_button,
             self.edit_button,
+            type_label,
             self.type_box,
             self.forget_button,
             self.restore_button,
@@ -150,14 +224,23 @@ class MemoriesPage(QWidget):
             actions.addWidget(w)
         actions.addStretch(1)
 
-        self.undo_label = QLabel(self)
-        self.undo_button = self._button("&Undo", "Undo the forget", self.undo_forget)
-        undo_row = QHBoxLayout()
-        undo_row.addWidget(self.undo_label, 1)
-        undo_row.addWidget(self.undo_button)
-        self.undo_bar = QWidget(self)
-        self.undo_bar.setLayout(undo_row)
-        self.undo_bar.hide()
+        # What the last action did, with Undo where it can be undone. The row is always there and
+        # keeps its height, so a message never moves the table under the mouse.
+        self.message_label = QLabel(self)
+        self.message_label.setAccessibleName("What happened")
+        self.undo_button = self._button("&Undo", "Undo the last change", self.undo)
+        keep = self.undo_button.sizePolicy()
+        keep.setRetainSizeWhenHidden(True)
+        self.undo_button.setSizePolicy(keep)
+        self.undo_button.hide()
+        message_row = QHBoxLayout()
+        message_row.setContentsMargins(0, 0, 0, 0)
+        message_row.addWidget(self.message_label, 1)
+        message_row.addWidget(self.undo_button)
+        self.message_area = QWidget(self)
+        self.message_area.setLayout(message_row)
+        self.message_area.setFixedHeight(self.undo_button.sizeHint().height())
+        self.message_area.setSizePolicy(QSizePolicy.Policy.Preferred, QSizePolicy.Policy.Fixed)
 
         side = QWidget(self)
         side_layout = QVBoxLayout(side)
@@ -173,7 +256,7 @@ class MemoriesPage(QWidget):
 
         layout = QVBoxLayout(self)
         layout.addLayout(bar)
-        layout.addWidget(self.undo_bar)
+        layout.addWidget(self.message_area)
         layout.addWidget(split, 1)
 
         for keys, slot in (
@@ -181,7 +264,7 @@ class MemoriesPage(QWidget):
             (QKeySequence.StandardKey.Delete, self.forget),
             ("Ctrl+P", self.toggle_pin),
             ("F2", self.edit_text),
-            (QKeySequence.StandardKey.Undo, self.undo_forget),
+            (QKeySequence.StandardKey.Undo, self.undo),
         ):
             shortcut = QShortcut(QKeySequence(keys), self)
             shortcut.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
@@ -211,28 +294,116 @@ class MemoriesPage(QWidget):
         """Fetch the rows shown now (at least one page) again, keeping selection and scroll."""
         self._dirty = False
         self._ticket += 1
-        ticket, query = self._ticket, self._query
+        ticket, query, offer = self._ticket, self._query, self._offer
         limit = max(PAGE_SIZE, self.model.rowCount())
+        backend = self._backend
+
+        def load() -> tuple[Page, list[str], frozenset[str], Memory | None]:
+            now = backend.memory_or_none(offer.left.id) if offer is not None else None
+            return backend.page(query, limit=limit), backend.platforms(), backend.in_open_conflicts(), now
+
         self._ops.run(
-            lambda: (self._backend.page(query, limit=limit), self._backend.platforms()),
-            lambda result: self._loaded(ticket, *result),
+            load,
+            lambda result: self._loaded(ticket, offer, *result),
             lambda error: self._load_failed(ticket, error),
         )
 
-    def _loaded(self, ticket: int, page: Page, platforms: list[str]) -> None:
+    def _loaded(
+        self,
+        ticket: int,
+        offer: _Offer | None,
+        page: Page,
+        platforms: list[str],
+        in_conflict: frozenset[str],
+        offered_now: Memory | None,
+    ) -> None:
         if ticket != self._ticket:
             return
-        selected = self.selected_id()
+        if offer is not None and offer is self._offer and not offer.still_holds(offered_now):
+            # Restored elsewhere, edited, erased: the offer would act on a memory it no longer knows.
+            self._say("")
+        selected = self._select_after or self.selected_id()
+        self._select_after = None
         scroll = self.table.verticalScrollBar().value()
         self.model.replace(page.memories, page.total)
+        self.model.set_in_conflict(in_conflict)
         self._update_platforms(platforms)
-        self.count_label.setText(f"{page.total:,} memor{'y' if page.total == 1 else 'ies'}")
-        if selected is not None and (row := self.model.row_of(selected)) >= 0:
+        self._show_count(page.total)
+        self._show_empty()
+        row = self.model.row_of(selected) if selected is not None else -1
+        if row >= 0:
             self.select_row(row)
         self.table.verticalScrollBar().setValue(scroll)
-        if selected is not None:
+        if row >= 0:
             self._refresh_details()
+        else:
+            self._show_details(None)
         self.loaded.emit()
+
+    def _show_count(self, total: int) -> None:
+        if self._query.text:
+            text = "No match" if total == 0 else f"{total:,} match{'' if total == 1 else 'es'}"
+        else:
+            text = f"{total:,} memor{'y' if total == 1 else 'ies'}"
+        self.count_label.setText(text)
+
+    def _show_empty(self) -> None:
+        if self.model.rowCount():
+            self.empty_label.hide()
+            return
+        if self._query.text:
+            text = f"No memory matches “{_quote(self._query.text)}”."
+        elif self._query.types or self._query.platforms:
+            text = "No memory matches these filters."
+        else:
+            text = _EMPTY[self.view]
+        self.empty_label.setText(text)
+        self._place_empty()
+        self.empty_label.show()
+
+    def _place_empty(self) -> None:
+        self.empty_label.setGeometry(self.table.viewport().rect())
+
+    def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+        if watched is self.table.viewport() and event.type() == QEvent.Type.Resize:
+            self._place_empty()
+        elif (
+            watched is self.table
+            and event.type() == QEvent.Type.KeyPress
+            and isinstance(event, QKeyEvent)
+            and event.key() == Qt.Key.Key_End
+            and event.modifiers() & Qt.KeyboardModifier.ControlModifier
+        ):
+            self.go_to_end()
+            return True
+        return super().eventFilter(watched, event)
+
+    def go_to_end(self) -> None:
+        """Select the last memory of the whole listing, fetching the rows not read yet."""
+        missing = self.model.total - self.model.rowCount()
+        if missing <= 0:
+            if self.model.rowCount():
+                self._select_last()
+            return
+        ticket, query, offset = self._ticket, self._query, self.model.rowCount()
+
+        def landed(page: Page) -> None:
+            if ticket != self._ticket:
+                return
+            self.model.append(page.offset, page.memories, page.total)
+            self._select_last()
+            self.loaded.emit()
+
+        self._ops.run(
+            lambda: self._backend.page(query, offset=offset, limit=missing),
+            landed,
+            lambda error: self._load_failed(ticket, error),
+        )
+
+    def _select_last(self) -> None:
+        row = self.model.rowCount() - 1
+        self.select_row(row)
+        self.table.scrollTo(self.model.index(row, 0))
 
     def _load_failed(self, ticket: int, error: Exception) -> None:
         if ticket == self._ticket:
@@ -273,17 +444,27 @@ class MemoriesPage(QWidget):
         self._query = query
         self.reload()
 
+    def _search_now(self) -> None:
+        self._search_timer.stop()
+        self._apply_filters()
+
     def _apply_filters(self) -> None:
+        self._search_timer.stop()
         chosen_type = self.type_filter.currentData()
         chosen_platform = self.platform_filter.currentData()
-        self.set_query(
-            replace(
-                self._query,
-                text=self.search.text().strip(),
-                types=frozenset({MemoryType(chosen_type)}) if chosen_type else frozenset(),
-                platforms=frozenset({chosen_platform}) if chosen_platform else frozenset(),
-            )
+        text = self.search.text().strip()
+        query = replace(
+            self._query,
+            text=text,
+            types=frozenset({MemoryType(chosen_type)}) if chosen_type else frozenset(),
+            platforms=frozenset({chosen_platform}) if chosen_platform else frozenset(),
         )
+        if text != self._query.text:
+            # A new search is ranked by relevance, and a cleared one goes back to the usual order,
+            # until the person clicks a header.
+            query = replace(query, sort=None, descending=True)
+            self.table.horizontalHeader().setSortIndicatorShown(False)
+        self.set_query(query)
 
     def _on_sort(self, key: SortKey, descending: bool) -> None:
         self.table.horizontalHeader().setSortIndicatorShown(True)
@@ -342,6 +523,7 @@ class MemoriesPage(QWidget):
         ):
             w.setEnabled(memory is not None)
         if details is None or memory is None:
+            self.type_box.setCurrentIndex(-1)
             self.detail.setHtml("<p>Select a memory to see its text, who saved it and its history.</p>")
             self.restore_button.setVisible(self.view in (View.ARCHIVED, View.FORGOTTEN))
             self.forget_button.setVisible(self.view is not View.FORGOTTEN)
@@ -358,12 +540,24 @@ class MemoriesPage(QWidget):
 
     # -- actions -------------------------------------------------------------------------------------
 
-    def _act(self, what: str, op: object) -> None:
+    def _act(self, what: str, op: object, message: str | None = None) -> None:
         def done(_result: object) -> None:
+            if message is not None:
+                self._say(message)
             self.acted.emit(what)
             self.reload()
 
         self._ops.run(op, done)  # type: ignore[arg-type]
+
+    def _say(self, message: str, offer: _Offer | None = None) -> None:
+        """Show what the last action did, with Undo when ``offer`` is given; "" clears the row."""
+        self._offer = offer
+        self.message_label.setText(message)
+        self.undo_button.setVisible(offer is not None)
+
+    @property
+    def undo_offered(self) -> bool:
+        return self._offer is not None
 
     def toggle_pin(self) -> None:
         m = self.current_memory()
@@ -378,8 +572,28 @@ class MemoriesPage(QWidget):
 
     def change_type(self, memory_type: MemoryType) -> None:
         m = self.current_memory()
-        if m is not None and memory_type is not m.type:
-            self._act("retype", lambda: self._backend.service.update(m.id, type=memory_type))
+        if m is None or memory_type is m.type:
+            return
+        service = self._backend.service
+        old_type = m.type
+
+        def done(changed: Memory) -> None:
+            bucket = bucket_for(memory_type)
+            if m.status is MemoryStatus.ACTIVE and bucket is not m.bucket:
+                said = f"Moved to {view_of(bucket).label} as {_a(memory_type)}: “{_quote(m.content)}”."
+            else:
+                said = f"Now {_a(memory_type)}: “{_quote(m.content)}”."
+            offer = _Offer(
+                changed,
+                said,
+                lambda: service.update(m.id, type=str(old_type)),
+                f"Back to {_a(old_type)}: “{_quote(m.content)}”.",
+            )
+            self._say(said, offer)
+            self.acted.emit("retype")
+            self.reload()
+
+        self._ops.run(lambda: service.update(m.id, type=str(memory_type)), done)
 
     def set_text(self, memory_id: str, text: str) -> None:
         self._act("edit", lambda: self._backend.service.update(memory_id, content=text))
@@ -389,7 +603,10 @@ class MemoriesPage(QWidget):
         if m is None or m.status not in (MemoryStatus.ACTIVE, MemoryStatus.ARCHIVED):
             return
         dialog = TextDialog(
-            "Edit memory", "The memory keeps its id; the new text replaces the old.", m.content, self
+            "Edit memory",
+            "Change the text, then save (Ctrl+Enter). Your assistants see the new text from now on.",
+            m.content,
+            self,
         )
         dialog.accepted.connect(lambda: self.set_text(m.id, dialog.text()))
         dialog.open()
@@ -400,27 +617,49 @@ class MemoriesPage(QWidget):
         if m is None or m.status is MemoryStatus.DELETED:
             return
 
-        def done(_result: object) -> None:
-            self._undo_id = m.id
-            preview = " ".join(m.content.split())[:60]
-            self.undo_label.setText(f"Forgotten: “{preview}”.")
-            self.undo_bar.show()
+        service = self._backend.service
+
+        def done(forgotten: Memory) -> None:
+            said = f"Forgotten: “{_quote(m.content)}”."
+            offer = _Offer(
+                forgotten, said, lambda: service.restore(m.id), f"Brought back: “{_quote(m.content)}”."
+            )
+            self._say(said, offer)
             self.acted.emit("forget")
             self.reload()
 
-        self._ops.run(lambda: self._backend.service.forget(m.id), done)
+        self._ops.run(lambda: service.forget(m.id), done)
 
-    def undo_forget(self) -> None:
-        mid = self._undo_id
-        if mid is None:
+    def undo(self) -> None:
+        """Undo the change on offer, unless its memory changed since (then say so and do nothing)."""
+        offer = self._offer
+        if offer is None:
             return
-        self._undo_id = None
-        self.undo_bar.hide()
-        self._act("undo", lambda: self._backend.service.restore(mid))
+        self._say("")
+        backend = self._backend
+
+        def op() -> bool:
+            if not offer.still_holds(backend.memory_or_none(offer.left.id)):
+                return False
+            offer.undo()
+            return True
+
+        def done(undone: bool) -> None:
+            if undone:
+                self._say(offer.undone)
+                self._select_after = offer.left.id
+            else:
+                self._say("That memory changed in the meantime, so nothing was undone.")
+            self.acted.emit("undo")
+            self.reload()
+
+        self._ops.run(op, done)
 
     def _on_link(self, url: QUrl) -> None:
         if url.scheme() == REOPEN_SCHEME:
             self.bring_back(url.path())
+        elif url.scheme() == CONFLICT_SCHEME:
+            self.open_conflict.emit(url.path())
         elif url.scheme() == VERSION_SCHEME:
             self.bring_back_text(url.path())
 
@@ -435,22 +674,32 @@ class MemoriesPage(QWidget):
     def restore(self) -> None:
         m = self.current_memory()
         if m is not None and m.status is not MemoryStatus.ACTIVE:
-            self._act("restore", lambda: self._backend.service.restore(m.id))
+            self._act(
+                "restore",
+                lambda: self._backend.service.restore(m.id),
+                f"Restored: “{_quote(m.content)}” is back in {view_of(m.bucket).label}.",
+            )
 
     def purge(self) -> None:
         m = self.current_memory()
         if m is None:
             return
+        quoted = _quote(m.content)
         box = QMessageBox(
             QMessageBox.Icon.Warning,
             "Erase for good",
-            "Erase this memory for good? It cannot be brought back.",
+            f"Erase “{quoted}” for good? It cannot be brought back.",
             QMessageBox.StandardButton.Yes | QMessageBox.StandardButton.Cancel,
             self,
         )
+        box.setTextFormat(Qt.TextFormat.PlainText)
         box.setDefaultButton(QMessageBox.StandardButton.Cancel)
         box.setAccessibleName("Confirm erasing")
-        box.accepted.connect(lambda: self._act("purge", lambda: self._backend.service.purge(m.id)))
+        box.accepted.connect(
+            lambda: self._act(
+                "purge", lambda: self._backend.service.purge(m.id), f"Erased for good: “{quoted}”."
+            )
+        )
         box.open()
         self.confirm_box = box
 
@@ -476,6 +725,7 @@ class TextDialog(QDialog):
         layout.addWidget(self.editor, 1)
         layout.addWidget(buttons)
         self.resize(520, 260)
+        keyboard_friendly(self, buttons)
 
     def text(self) -> str:
         return self.editor.toPlainText()

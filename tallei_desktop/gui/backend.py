@@ -72,10 +72,18 @@ _SCOPE: dict[View, tuple[Bucket | None, MemoryStatus]] = {
 }
 
 
+#: Events and notes that assistants use often graduate to long-term and keep their type.
+_ALSO_HELD = {Bucket.LONG_TERM: Bucket.SHORT_TERM}
+
+
 def view_types(view: View) -> list[MemoryType]:
-    """The types a memory on ``view`` can have: its bucket's, or all for Archived and Forgotten."""
+    """The types a memory on ``view`` can have: its bucket's (Long-term also holds graduated events
+    and notes), or all for Archived and Forgotten."""
     bucket, _status = _SCOPE[view]
-    return [t for t in MemoryType if bucket is None or bucket_for(t) is bucket]
+    if bucket is None:
+        return list(MemoryType)
+    held = {bucket, _ALSO_HELD.get(bucket, bucket)}
+    return [t for t in MemoryType if bucket_for(t) in held]
 
 
 def view_of(bucket: Bucket) -> View:

@@ -24,7 +24,7 @@ from PySide6.QtCore import (
 from PySide6.QtGui import QIcon
 from PySide6.QtWidgets import QApplication, QStyle
 
-from tallei_desktop.core import Memory, MemoryType, SortKey
+from tallei_desktop.core import Memory, SortKey
 
 __all__ = [
     "ID_ROLE",
@@ -115,8 +115,8 @@ def short_date(when: datetime) -> str:
 
 
 def happened(m: Memory) -> datetime | None:
-    """When ``m`` happened, if that says more than when it was saved: always for an event."""
-    if m.type is MemoryType.EVENT or abs(m.occurred_at - m.created_at) > _SAME_MOMENT:
+    """When ``m`` happened, where that is not simply when it was saved (an event told later)."""
+    if abs(m.occurred_at - m.created_at) > _SAME_MOMENT:
         return m.occurred_at
     return None
 
@@ -280,7 +280,7 @@ class MemoryTableModel(QAbstractTableModel):
         if column is Column.REFERENCES:
             return str(m.reference_count)
         if column is Column.LAST_USED:
-            return short_time(m.last_referenced_at) or "never"
+            return short_date(m.last_referenced_at) if m.last_referenced_at else "never"
         return "Pinned" if m.pinned else ""
 
     def headerData(

@@ -404,9 +404,9 @@ def test_recent_lists_what_happened_last_first_and_shows_when(
     cell = page.model.index(1, Column.HAPPENED).data()
     assert cell == datetime(2019, 2, 10, 12, tzinfo=UTC).astimezone().strftime("%Y-%m-%d")
     assert page.model.index(1, Column.SAVED).data() == datetime.now().astimezone().strftime("%Y-%m-%d")
-    long_term = _page(qtbot, View.LONG_TERM, backend, ops)
-    assert long_term.table.isColumnHidden(Column.HAPPENED)
-    assert not long_term.table.isColumnHidden(Column.SAVED)
+    preferences = _page(qtbot, View.PREFERENCES, backend, ops)
+    assert preferences.table.isColumnHidden(Column.HAPPENED)
+    assert not preferences.table.isColumnHidden(Column.SAVED)
 
 
 def test_a_type_change_says_where_the_memory_went_and_can_be_undone(
@@ -437,7 +437,9 @@ def test_type_filters_offer_only_the_types_a_view_can_hold(qtbot: QtBot, backend
         return [box.itemData(i) for i in range(1, box.count())]
 
     assert offered(View.PREFERENCES) == ["preference"]
-    assert set(offered(View.LONG_TERM)) == {"fact", "decision", "lesson", "failure"}
+    # Events and notes that assistants keep using graduate to Long-term and keep their type.
+    assert set(offered(View.LONG_TERM)) == {"fact", "decision", "lesson", "failure", "event", "note"}
+    assert "preference" not in offered(View.LONG_TERM)
     assert set(offered(View.RECENT)) == {"event", "note"}
     assert set(offered(View.FORGOTTEN)) == {str(t) for t in MemoryType}
     assert set(offered(View.ARCHIVED)) == {str(t) for t in MemoryType}

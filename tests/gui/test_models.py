@@ -151,15 +151,18 @@ def test_saved_and_happened_show_their_dates(service: MemoryService, backend: Ba
     when = datetime(2019, 2, 10, 12, tzinfo=UTC)
     service.save("The ski trip to the Alps", type="event", platform="claude", occurred_at=when)
     service.save("Bought a new kettle", type="note", platform="claude")
+    service.save("The dentist appointment went fine", type="event", platform="claude")
     page = backend.page(ListQuery(View.RECENT))
     model = MemoryTableModel()
     model.replace(page.memories, page.total)
     today = datetime.now().astimezone().strftime("%Y-%m-%d")
     rows = {m.content: model.row_of(m.id) for m in model.memories()}
     trip, kettle = rows["The ski trip to the Alps"], rows["Bought a new kettle"]
+    dentist = rows["The dentist appointment went fine"]
     assert model.index(trip, Column.SAVED).data() == today
     assert model.index(trip, Column.HAPPENED).data() == when.astimezone().strftime("%Y-%m-%d")
     assert model.index(kettle, Column.SAVED).data() == today
     assert model.index(kettle, Column.HAPPENED).data() == ""  # a note saved as it happened
+    assert model.index(dentist, Column.HAPPENED).data() == ""  # told as it happened: Saved says it
     assert model.headerData(Column.SAVED, Qt.Orientation.Horizontal) == "Saved"
     assert model.headerData(Column.HAPPENED, Qt.Orientation.Horizontal) == "Happened"

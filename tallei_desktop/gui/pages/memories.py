@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from PySide6.QtCore import QEvent, QItemSelectionModel, QModelIndex, QObject, Qt, QTimer, QUrl, Signal
-from PySide6.QtGui import QKeyEvent, QKeySequence, QShortcut, QShowEvent
+from PySide6.QtGui import QKeyEvent, QKeySequence, QPalette, QShortcut, QShowEvent
 from PySide6.QtWidgets import (
     QAbstractItemView,
     QComboBox,
@@ -51,9 +51,9 @@ _WIDTHS = {
     Column.PLATFORMS: 110,
     Column.SAVED: 90,
     Column.HAPPENED: 90,
-    Column.CONFIDENCE: 95,
+    Column.CONFIDENCE: 85,
     Column.REFERENCES: 48,
-    Column.LAST_USED: 120,
+    Column.LAST_USED: 90,
     Column.PINNED: 56,
 }
 _ALL = ""
@@ -70,8 +70,8 @@ _EMPTY = {
     View.FORGOTTEN: "Memories you forget appear here. Restore brings one back; Erase for good removes it "
     "from the file.",
 }
-#: The views that hold events, where when a memory happened is worth a column.
-_DATED_VIEWS = frozenset({View.RECENT, View.ARCHIVED, View.FORGOTTEN})
+#: Preferences never hold an event, so when something happened is no column there.
+_UNDATED_VIEWS = frozenset({View.PREFERENCES})
 
 
 def _quote(text: str, limit: int = 60) -> str:
@@ -181,7 +181,7 @@ class MemoriesPage(QWidget):
         header.setMinimumSectionSize(48)
         for column, width in _WIDTHS.items():
             self.table.setColumnWidth(column, width)
-        self.table.setColumnHidden(Column.HAPPENED, self.view not in _DATED_VIEWS)
+        self.table.setColumnHidden(Column.HAPPENED, self.view in _UNDATED_VIEWS)
         self.table.verticalHeader().setVisible(False)
         self.table.setWordWrap(False)
         self.table.setAlternatingRowColors(True)
@@ -189,6 +189,7 @@ class MemoriesPage(QWidget):
         self.table.installEventFilter(self)
         self.empty_label = QLabel(self.table.viewport())
         self.empty_label.setWordWrap(True)
+        self.empty_label.setForegroundRole(QPalette.ColorRole.PlaceholderText)
         self.empty_label.setAlignment(Qt.AlignmentFlag.AlignCenter)
         self.empty_label.setContentsMargins(24, 24, 24, 24)
         self.empty_label.hide()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from PySide6.QtCore import Qt, QUrl
@@ -511,3 +511,20 @@ def test_ctrl_end_goes_to_the_last_memory_of_the_whole_listing(
         qtbot.keyClick(page.table, Qt.Key.Key_End, Qt.KeyboardModifier.ControlModifier)
     assert page.model.rowCount() == page.model.total == PAGE_SIZE + 30
     assert page.selected_id() == first
+
+
+def test_a_type_change_on_archived_says_the_memory_is_active_again(
+    qtbot: QtBot, service: MemoryService, backend: Backend, ops: Ops
+) -> None:
+    mid = service.save("The boiler was serviced in March", type="fact", platform="claude").id
+    later = datetime.now(UTC) + timedelta(days=400)
+    service.now = lambda: later  # a year and more untouched
+    assert service.run_maintenance()[1] == 1
+    page = _page(qtbot, View.ARCHIVED, backend, ops)
+    page.select_id(mid)
+    _act(qtbot, page, lambda: page.change_type(MemoryType.DECISION))
+    assert service.get(mid).status is MemoryStatus.ACTIVE  # an edit brings it back
+    assert page.model.rowCount() == 0
+    assert (
+        page.message_label.text() == "Moved to Long-term as a decision: “The boiler was serviced in March”."
+    )

@@ -33,7 +33,6 @@ from tallei_desktop.core import (
     MemoryStatus,
     MemoryType,
     SortKey,
-    bucket_for,
 )
 from tallei_desktop.gui.backend import Backend, ListQuery, Page, View, view_of, view_types
 from tallei_desktop.gui.details import CONFLICT_SCHEME, REOPEN_SCHEME, VERSION_SCHEME, render_details
@@ -579,9 +578,10 @@ class MemoriesPage(QWidget):
         old_type = m.type
 
         def done(changed: Memory) -> None:
-            bucket = bucket_for(memory_type)
-            if m.status is MemoryStatus.ACTIVE and bucket is not m.bucket:
-                said = f"Moved to {view_of(bucket).label} as {_a(memory_type)}: “{_quote(m.content)}”."
+            # An edit makes an archived memory active again, so it may leave Archived too.
+            now_in = view_of(changed.bucket) if changed.status is MemoryStatus.ACTIVE else self.view
+            if now_in is not self.view:
+                said = f"Moved to {now_in.label} as {_a(memory_type)}: “{_quote(m.content)}”."
             else:
                 said = f"Now {_a(memory_type)}: “{_quote(m.content)}”."
             offer = _Offer(

@@ -7,12 +7,14 @@ import enum
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QCloseEvent, QKeySequence, QShortcut
 from PySide6.QtWidgets import (
+    QFrame,
     QHBoxLayout,
     QLabel,
     QListWidget,
     QMainWindow,
     QPushButton,
     QStackedWidget,
+    QToolButton,
     QVBoxLayout,
     QWidget,
 )
@@ -105,13 +107,30 @@ class MainWindow(QMainWindow):
         self.nav.setSpacing(3)
         self.nav.currentRowChanged.connect(self.stack.setCurrentIndex)
 
-        self.banner = QLabel(self)
+        # The notices on top: one compact bar the person can close; a closed notice stays away
+        # until its text changes.
+        self.notice_bar = QFrame(self)
+        self.notice_bar.setObjectName("notice")
+        self.notice_bar.setStyleSheet(
+            "QFrame#notice { background: palette(highlight); }"
+            "QFrame#notice QLabel, QFrame#notice QToolButton { color: palette(highlighted-text); }"
+        )
+        self.banner = QLabel(self.notice_bar)
         self.banner.setWordWrap(True)
         self.banner.setAccessibleName("Notice")
-        self.banner.setStyleSheet(
-            "QLabel { background: palette(highlight); color: palette(highlighted-text); padding: 6px; }"
-        )
+        self.notice_close = QToolButton(self.notice_bar)
+        self.notice_close.setText("✕")
+        self.notice_close.setAutoRaise(True)
+        self.notice_close.setToolTip("Hide this notice")
+        self.notice_close.setAccessibleName("Hide the notice")
+        self.notice_close.clicked.connect(self.dismiss_notices)
+        notice_row = QHBoxLayout(self.notice_bar)
+        notice_row.setContentsMargins(8, 3, 3, 3)
+        notice_row.addWidget(self.banner, 1)
+        notice_row.addWidget(self.notice_close, 0, Qt.AlignmentFlag.AlignTop)
         self.banner.hide()
+        self.notice_bar.hide()
+        self._dismissed: dict[str, str] = {}
         self.conflict_banner = QPushButton(self)
         self.conflict_banner.setAccessibleName("Open the conflicts")
         self.conflict_banner.clicked.connect(lambda: self.show_page(PageName.CONFLICTS))
@@ -121,15 +140,19 @@ class MainWindow(QMainWindow):
         self._ops = ops
         self.model_box = ModelStatusBox(self)
         self.model_box.hide()
+        self.model_box.dismissed.connect(self._dismiss_model)
+        self.model_box.choose_folder.connect(self._choose_model_folder)
         self.model_watch: ModelWatch | None = None
         self._model_always = False
+        self._model_dismissed: ModelState | None = None
 
         body = QHBoxLayout()
         body.addWidget(self.nav)
         body.addWidget(self.stack, 1)
         central = QWidget(self)
         layout = QVBoxLayout(central)
-        layout.addWidget(self.banner)
+        layout.setSpacing(4)
+        layout.addWidget(self.notice_bar)
         layout.addWidget(self.conflict_banner)
         layout.addWidget(self.model_box)
         layout.addLayout(body, 1)
@@ -160,8 +183,18 @@ class MainWindow(QMainWindow):
             self._notices[key] = text
         else:
             self._notices.pop(key, None)
-        self.banner.setText("\n".join(self._notices.values()))
-        self.banner.setVisible(bool(self._notices))
+        self._show_notices()
+
+    def dismiss_notices(self) -> None:
+        """Hide the notices shown now; one that changes its text later shows again."""
+        self._dismissed.update(self._notices)
+        self._show_notices()
+
+    def _show_notices(self) -> None:
+        shown = [text for key, text in self._notices.items() if self._dismissed.get(key) != text]
+        self.banner.setText("\n".join(shown))
+        self.banner.setVisible(bool(shown))
+        self.notice_bar.setVisible(bool(shown))
 
     def follow_model(self, *, always: bool) -> ModelWatch:
         """Follow the embedding model's state. ``always`` (the first run) shows it throughout, with
@@ -181,8 +214,19 @@ class MainWindow(QMainWindow):
     def show_model(self, status: ModelStatus) -> None:
         self.model_box.show_status(status)
         wanted = self._model_always or status.state in (ModelState.DOWNLOADING, ModelState.UNAVAILABLE)
-        self.model_box.setVisible(wanted)
+        if self._model_dismissed is not None and self._model_dismissed is not status.state:
+            self._model_dismissed = None  # a new state is news again
+        self.model_box.setVisible(wanted and self._model_dismissed is None)
         self.model_shown.emit()
+
+    def _dismiss_model(self) -> None:
+        status = self.model_box.status
+        self._model_dismissed = status.state if status is not None else None
+        self.model_box.hide()
+
+    def _choose_model_folder(self) -> None:
+        self.show_page(PageName.SETTINGS)
+        self.settings_page.ask_model_folder()
 
     def store_changed(self) -> None:
         for page in self.memory_pages.values():

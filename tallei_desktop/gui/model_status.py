@@ -9,15 +9,26 @@ plainly when semantic search is off and why.
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 
-from PySide6.QtCore import QObject, QTimer, Signal
-from PySide6.QtWidgets import QGroupBox, QLabel, QProgressBar, QVBoxLayout, QWidget
+from PySide6.QtCore import QObject, Qt, QTimer, Signal
+from PySide6.QtWidgets import (
+    QFileDialog,
+    QFrame,
+    QHBoxLayout,
+    QLabel,
+    QProgressBar,
+    QPushButton,
+    QToolButton,
+    QVBoxLayout,
+    QWidget,
+)
 
 from tallei_desktop.core import ModelState, ModelStatus
 from tallei_desktop.gui.backend import Backend
 from tallei_desktop.gui.ops import Ops
 
-__all__ = ["ModelStatusBox", "ModelWatch", "describe_model"]
+__all__ = ["ModelStatusBox", "ModelWatch", "describe_model", "open_folder_dialog"]
 
 #: How often a model without a subscription is asked about while it is not settled.
 _POLL_MS = 500
@@ -88,26 +99,68 @@ class ModelWatch(QObject):
             self._timer.stop()
 
 
-class ModelStatusBox(QGroupBox):
-    """The model's state in a sentence, with a progress bar while it downloads (busy if size unknown)."""
+def open_folder_dialog(
+    parent: QWidget, title: str, start: Path, chosen: Callable[[Path], object]
+) -> QFileDialog:
+    """Open a non-modal folder chooser at ``start``; ``chosen`` gets the folder the person picks.
+
+    The dialog is returned so the caller can keep it alive while it shows.
+    """
+    dialog = QFileDialog(parent, title, str(start))
+    dialog.setFileMode(QFileDialog.FileMode.Directory)
+    dialog.setOption(QFileDialog.Option.ShowDirsOnly, True)
+    dialog.fileSelected.connect(lambda path: chosen(Path(path)))
+    dialog.open()
+    return dialog
+
+
+class ModelStatusBox(QFrame):
+    """The model's state in a compact notice: a sentence, a progress bar while it downloads (busy if
+    the size is unknown), "Choose folder…" while semantic search is off, and a close button."""
+
+    #: The person asked to choose the model's folder.
+    choose_folder = Signal()
+    #: The person closed the notice.
+    dismissed = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
-        super().__init__("Search by meaning", parent)
+        super().__init__(parent)
+        self.setFrameShape(QFrame.Shape.StyledPanel)
+        self.setAccessibleName("Search by meaning")
         self.state = QLabel(self)
         self.state.setWordWrap(True)
         self.state.setAccessibleName("Embedding model state")
         self.progress = QProgressBar(self)
         self.progress.setAccessibleName("Model download progress")
         self.progress.setRange(0, 1000)
+        self.progress.setMaximumHeight(12)
+        self.progress.setTextVisible(False)
         self.progress.hide()
-        layout = QVBoxLayout(self)
-        layout.addWidget(self.state)
-        layout.addWidget(self.progress)
+        self.choose = QPushButton("Choose &folder…", self)
+        self.choose.setAccessibleName("Choose the model folder")
+        self.choose.clicked.connect(self.choose_folder)
+        self.choose.hide()
+        self.close_button = QToolButton(self)
+        self.close_button.setText("✕")
+        self.close_button.setAutoRaise(True)
+        self.close_button.setToolTip("Hide this notice")
+        self.close_button.setAccessibleName("Hide the search by meaning notice")
+        self.close_button.clicked.connect(self.dismissed)
+        text = QVBoxLayout()
+        text.setSpacing(2)
+        text.addWidget(self.state)
+        text.addWidget(self.progress)
+        layout = QHBoxLayout(self)
+        layout.setContentsMargins(8, 4, 4, 4)
+        layout.addLayout(text, 1)
+        layout.addWidget(self.choose, 0, Qt.AlignmentFlag.AlignVCenter)
+        layout.addWidget(self.close_button, 0, Qt.AlignmentFlag.AlignTop)
         self.status: ModelStatus | None = None
 
     def show_status(self, status: ModelStatus) -> None:
         self.status = status
         self.state.setText(describe_model(status))
+        self.choose.setVisible(status.state is ModelState.UNAVAILABLE)
         busy = status.state in (ModelState.DOWNLOADING, ModelState.LOADING, ModelState.NOT_LOADED)
         self.progress.setVisible(busy)
         if status.state is ModelState.DOWNLOADING and status.progress is not None:

@@ -160,7 +160,7 @@ class PassphraseDialog(QDialog):
         layout.insertWidget(layout.indexOf(self.repeat_label), self.hint)
         # The dialog grows when a problem line appears instead of squeezing the text above it.
         layout.setSizeConstraint(QLayout.SizeConstraint.SetMinimumSize)
-        self.setMinimumWidth(440)
+        intro.setMinimumWidth(420)  # the layout's minimum, which it keeps as the dialog's
         self.use_keyring.toggled.connect(self._show_fields)
         self._show_fields()
         keyboard_friendly(self, self.buttons)

@@ -11,6 +11,7 @@ from PySide6.QtWidgets import QDialog, QLabel, QSystemTrayIcon
 from pytestqt.qtbot import QtBot
 
 from tallei_desktop.config import Settings, load_settings
+from tallei_desktop.core.embeddings import ModelState, ModelStatus
 from tallei_desktop.core.keys import KeyMethod, SecretStore
 from tallei_desktop.core.service import MemoryService
 from tallei_desktop.gui.backend import Backend
@@ -216,3 +217,41 @@ def test_the_passphrase_dialog_answers_the_keyboard(qtbot: QtBot, tmp_path: Path
     assert "too short" in dialog.problem.text()  # Ctrl+Enter went through the dialog's checks
     with qtbot.waitSignal(unlocker.cancelled, timeout=WAIT_MS):
         qtbot.keyClick(dialog.passphrase, Qt.Key.Key_Escape)
+
+
+def test_a_notice_can_be_closed_and_shows_again_when_it_changes(
+    qtbot: QtBot, tmp_path: Path, backend: Backend, ops: Ops
+) -> None:
+    window = MainWindow(_settings(tmp_path, None), backend, ops, has_tray=True)
+    qtbot.addWidget(window)
+    window.show()
+    window.set_notice("welcome", "Your memory is ready.")
+    assert window.notice_bar.isVisible() and window.notice_bar.height() < 60
+    window.notice_close.click()
+    assert window.notice_bar.isHidden() and window.banner.isHidden()
+    window.set_notice("welcome", "Your memory is ready.")
+    assert window.notice_bar.isHidden()  # the same words again stay closed
+    window.set_notice("http", "Cannot listen on 127.0.0.1:8765.")
+    assert window.banner.text() == "Cannot listen on 127.0.0.1:8765."
+
+
+def test_the_model_notice_is_compact_can_be_closed_and_offers_a_folder_when_search_is_off(
+    qtbot: QtBot, tmp_path: Path, backend: Backend, ops: Ops
+) -> None:
+    window = MainWindow(_settings(tmp_path, None), backend, ops, has_tray=True)
+    qtbot.addWidget(window)
+    window.show()
+    off = ModelStatus(ModelState.UNAVAILABLE, "The folder holds no model.onnx.")
+    window.show_model(off)
+    box = window.model_box
+    assert box.isVisible() and box.choose.isVisible() and box.height() < 80
+    box.choose.click()
+    assert window.stack.currentWidget() is window.settings_page
+    assert window.settings_page.model_dialog.isVisible()
+    window.settings_page.model_dialog.reject()
+    box.close_button.click()
+    assert box.isHidden()
+    window.show_model(off)
+    assert box.isHidden()  # closed: stays closed while nothing changes
+    window.show_model(ModelStatus(ModelState.DOWNLOADING, "Downloading.", None, 1_000_000, None))
+    assert box.isVisible() and not box.choose.isVisible()

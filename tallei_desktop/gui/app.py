@@ -300,6 +300,8 @@ class TrayApp:
         QGuiApplication.clipboard().setText(f"{self.url()}\nAuthorization: Bearer {token}")
 
     def _update_endpoint_views(self) -> None:
+        if self.tray is not None:
+            self.tray.set_endpoint_state(self.endpoint is not None)
         if self.window is None:
             return
         if self.endpoint is not None:

@@ -391,6 +391,10 @@ class MemoriesPage(QWidget):
             if ticket != self._ticket:
                 return
             self.model.append(page.offset, page.memories, page.total)
+            if self.model.rowCount() < self.model.total:
+                # A page fetched by scrolling landed first, so this one did not follow on: go again.
+                self.go_to_end()
+                return
             self._select_last()
             self.loaded.emit()
 

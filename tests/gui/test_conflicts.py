@@ -11,9 +11,11 @@ from PySide6.QtCore import QPoint, Qt
 from PySide6.QtWidgets import QStackedWidget, QWidget
 from pytestqt.qtbot import QtBot
 
+from tallei_desktop.config import load_settings
 from tallei_desktop.core.models import Conflict, ConflictStatus, MemoryStatus
 from tallei_desktop.core.service import MemoryService
 from tallei_desktop.gui.backend import Backend, View
+from tallei_desktop.gui.main_window import MainWindow, PageName
 from tallei_desktop.gui.ops import Ops
 from tallei_desktop.gui.pages.conflicts import ConflictsPage
 from tallei_desktop.gui.pages.memories import MemoriesPage
@@ -298,6 +300,37 @@ def test_opening_the_page_selects_the_newest_or_exactly_the_one_asked_for(
     assert page.current() is None
     page.set_conflicts([newest, older])
     assert page.current() == newest
+    # Asked for before it is listed: the selection stays put until it arrives.
+    page.show_conflict(oldest.id)
+    page.set_conflicts([newest, older])
+    assert page.current() == newest
+    page.set_conflicts([newest, older, oldest])
+    assert page.current() == oldest
+
+
+def test_the_window_opens_conflicts_on_the_newest_or_on_the_one_a_notification_named(
+    qtbot: QtBot, tmp_path: Path, service: MemoryService, backend: Backend, ops: Ops
+) -> None:
+    newest, older, oldest = _conflicts(service, 3)
+    settings = load_settings(
+        environ={"TALLEI_DATA_DIR": str(tmp_path / "data"), "TALLEI_MODEL_DIR": str(tmp_path / "no-model")},
+        config_path=tmp_path / "absent.toml",
+    )
+    window = MainWindow(settings, backend, ops, has_tray=False)
+    qtbot.addWidget(window)
+    window.show()
+    qtbot.waitExposed(window)
+    page = window.conflicts_page
+    window.set_conflicts([older, oldest])
+    window.show_page(PageName.CONFLICTS)
+    assert page.current() == older
+    window.show_page(PageName.PREFERENCES)
+    window.set_conflicts([newest, older, oldest])  # a new one while the person is elsewhere
+    window.conflict_banner.click()  # "Open them…"
+    assert page.isVisible() and page.current() == newest
+    window.show_page(PageName.PREFERENCES)
+    window.show_conflict(oldest.id)  # a click on its notification
+    assert page.current() == oldest
 
 
 def test_a_conflict_flagged_by_another_process_raises_exactly_one_notification(

@@ -225,7 +225,7 @@ class ConflictsPage(QWidget):
         and, when the page was opened before any was listed, the newest.
         """
         current = self.current()
-        wanted = self._wanted or (current.id if current else None)
+        kept = current.id if current else None
         self._conflicts = list(conflicts)
         self.list.blockSignals(True)
         self.list.clear()
@@ -237,10 +237,12 @@ class ConflictsPage(QWidget):
             )
             self.list.addItem(item)
         ids = [c.id for c in self._conflicts]
-        if wanted in ids:
-            row = ids.index(wanted)
-            if wanted == self._wanted and self.isVisible():
+        if self._wanted in ids:
+            row = ids.index(self._wanted)
+            if self.isVisible():
                 self._wanted = None
+        elif kept in ids:
+            row = ids.index(kept)
         elif self._newest_when_listed and ids:
             row = 0
         else:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import stat
 import sys
 from collections.abc import Mapping
@@ -142,14 +143,51 @@ def connect(
 def detected_clients(
     *, home: Path | None = None, platform: str | None = None, environ: Mapping[str, str] | None = None
 ) -> list[str]:
-    """The clients that can launch Tallei and seem installed here: their settings folder exists.
+    """The clients that can launch Tallei and are installed here.
 
-    In :data:`CLIENT_NAMES` order; ChatGPT, which has no local settings, is never among them.
-    ``home``, ``platform`` and ``environ`` are as for :func:`connect`.
+    A client counts when its program is on ``PATH`` or its own folder holds something the client
+    wrote: the settings file Tallei writes there (with its backups, and the folders leading to it)
+    does not count, so connecting a client never makes it look installed. In :data:`CLIENT_NAMES`
+    order; ChatGPT, which has no local settings, is never among them. ``home``, ``platform`` and
+    ``environ`` are as for :func:`connect` (a given ``environ`` without ``PATH`` finds no program).
     """
     app_config = _app_config_root(home, platform, environ)
+    search = None if environ is None else environ.get("PATH", "")
     home = home or Path.home()
-    return [name for name in _CLIENTS if _app_folder(name, app_config, home).is_dir()]
+    return [
+        name for name in _CLIENTS if _has_program(name, search) or _written_by_client(name, app_config, home)
+    ]
+
+
+#: The program each client puts on ``PATH`` (Claude Desktop puts none there).
+_PROGRAMS = {"cursor": "cursor", "vscode": "code", "gemini": "gemini"}
+
+
+def _has_program(client: str, search: str | None) -> bool:
+    program = _PROGRAMS.get(client)
+    return program is not None and shutil.which(program, path=search) is not None
+
+
+def _written_by_client(client: str, app_config: Path, home: Path) -> bool:
+    folder = _app_folder(client, app_config, home)
+    return folder.is_dir() and _holds_more_than(folder, _config_file(client, app_config, home))
+
+
+def _holds_more_than(folder: Path, ours: Path) -> bool:
+    """Whether ``folder`` holds anything besides ``ours``, its backups and the folders on the way to it."""
+    try:
+        entries = list(folder.iterdir())
+    except OSError:
+        return False
+    for entry in entries:
+        if entry.parent == ours.parent and (entry == ours or entry.name.startswith(f"{ours.name}.")):
+            continue
+        if entry.is_dir() and ours.is_relative_to(entry):
+            if _holds_more_than(entry, ours):
+                return True
+            continue
+        return True
+    return False
 
 
 def _app_config_root(home: Path | None, platform: str | None, environ: Mapping[str, str] | None) -> Path:

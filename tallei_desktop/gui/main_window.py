@@ -87,6 +87,7 @@ class MainWindow(QMainWindow):
             ops,
             connect=lambda client: connect_client(settings, client),
             detect=detected_clients,
+            settings=settings,
             parent=self,
         )
         self.settings_page = SettingsPage(settings, backend, ops, secrets=secrets, parent=self)

@@ -620,13 +620,13 @@ def test_chatgpt_result_has_no_file_and_gives_the_url_and_header(home: Path, tmp
         ("win32", [".config/Claude"], []),
     ],
 )
-def test_detected_clients_are_those_whose_settings_folder_exists(
+def test_detected_clients_are_those_whose_own_folder_holds_what_they_wrote(
     home: Path, appdata: Path, platform: str, folders: list[str], expected: list[str]
 ) -> None:
     for folder in folders:
-        (appdata / folder.removeprefix("APPDATA/") if folder.startswith("APPDATA/") else home / folder).mkdir(
-            parents=True
-        )
+        place = appdata / folder.removeprefix("APPDATA/") if folder.startswith("APPDATA/") else home / folder
+        place.mkdir(parents=True)
+        (place / "Preferences").write_text("{}")  # what the client itself keeps there once it has run
 
     found = detected_clients(home=home, platform=platform, environ={"APPDATA": str(appdata)})
 
@@ -637,6 +637,32 @@ def test_a_file_where_the_folder_should_be_is_not_a_detected_client(home: Path) 
     (home / ".gemini").write_text("not a folder")
 
     assert detected_clients(home=home, platform="linux", environ={}) == []
+
+
+@pytest.mark.parametrize("client", ["claude", "cursor", "gemini", "vscode"])
+def test_the_settings_file_tallei_wrote_does_not_make_a_client_installed(
+    home: Path, tmp_path: Path, client: str
+) -> None:
+    settings = Settings(data_dir=tmp_path / "data", log_dir=tmp_path / "logs")
+    layout: dict[str, Any] = {"home": home, "platform": "linux", "environ": {}}
+    first = connect(settings, client, **layout)
+    assert first.path is not None
+    first.path.write_text("{}", encoding="utf-8")  # so the second connect leaves a backup too
+    assert connect(settings, client, **layout).backup is not None
+
+    assert detected_clients(**layout) == []
+
+
+def test_a_client_whose_program_is_on_the_path_is_installed(home: Path, tmp_path: Path) -> None:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    program = bin_dir / "gemini"
+    program.write_text("#!/bin/sh\n")
+    program.chmod(0o755)
+
+    found = detected_clients(home=home, platform="linux", environ={"PATH": str(bin_dir)})
+
+    assert found == ["gemini"]
 
 
 def test_command_line_prints_the_message(

@@ -5,10 +5,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from PySide6.QtGui import QPalette
 from pytestqt.qtbot import QtBot
 
 from tallei_desktop.app.clients import ConnectResult, connect, detected_clients
+from tallei_desktop.app.key_agent import connect_note
 from tallei_desktop.config import load_settings
+from tallei_desktop.core import KEY_FILE_NAME
 from tallei_desktop.core.service import MemoryService
 from tallei_desktop.gui.backend import Backend
 from tallei_desktop.gui.ops import Ops
@@ -24,6 +27,7 @@ def test_usage_and_connect_round_trip(
     service.save("The shed is blue", type="fact", platform="claude")
     home = tmp_path / "home"
     (home / ".cursor").mkdir(parents=True)
+    (home / ".cursor" / "argv.json").write_text("{}", encoding="utf-8")  # Cursor has run here
     layout = {"home": home, "platform": "linux", "environ": {}}
     settings = load_settings(
         environ={"TALLEI_DATA_DIR": str(tmp_path / "data")}, config_path=tmp_path / "absent.toml"
@@ -92,3 +96,111 @@ def test_pause_access_toggle_round_trip_through_the_store(
     assert changed.args == ["gemini", False]
     qtbot.waitUntil(lambda: "gemini" not in page.pause_boxes, timeout=WAIT_MS)
     assert service.paused_platforms() == frozenset()
+
+
+def _rows(page: AssistantsPage) -> list[str]:
+    return [page.usage.topLevelItem(i).text(0) for i in range(page.usage.topLevelItemCount())]
+
+
+def test_a_paused_row_says_so_and_is_greyed(
+    qtbot: QtBot, service: MemoryService, backend: Backend, ops: Ops
+) -> None:
+    service.save("I prefer metric units", platform="claude")
+    service.save("The shed is blue", type="fact", platform="chatgpt")
+    page = AssistantsPage(backend, ops)
+    qtbot.addWidget(page)
+    with qtbot.waitSignal(page.loaded, timeout=WAIT_MS):
+        page.show()
+    assert page.pause_boxes["chatgpt"].text() == "Pause access"
+    normal = page.usage.topLevelItem(_rows(page).index("chatgpt")).foreground(0).color()
+    with qtbot.waitSignals([page.access_changed, page.loaded], timeout=WAIT_MS):
+        page.pause_boxes["chatgpt"].click()
+    assert page.pause_boxes["chatgpt"].text() == "Paused — click to resume"
+    assert page.pause_boxes["claude"].text() == "Pause access"
+    paused_item = page.usage.topLevelItem(_rows(page).index("chatgpt"))
+    assert paused_item.foreground(0).color() != normal
+    assert paused_item.foreground(0).color() == page.palette().color(
+        QPalette.ColorGroup.Disabled, QPalette.ColorRole.Text
+    )
+
+
+def test_rows_keep_their_order_by_name_as_assistants_work(
+    qtbot: QtBot, service: MemoryService, backend: Backend, ops: Ops
+) -> None:
+    service.save("The shed is blue", type="fact", platform="gemini")
+    service.save("The gate is green", type="fact", platform="chatgpt")
+    service.save("The door is red", type="fact", platform="claude")
+    page = AssistantsPage(backend, ops)
+    qtbot.addWidget(page)
+    with qtbot.waitSignal(page.loaded, timeout=WAIT_MS):
+        page.show()
+    assert _rows(page) == ["chatgpt", "claude", "gemini"]
+    service.save("The roof is grey", type="fact", platform="gemini")  # gemini is now seen last
+    with qtbot.waitSignal(page.loaded, timeout=WAIT_MS):
+        page.reload()
+    assert _rows(page) == ["chatgpt", "claude", "gemini"]
+
+
+def test_with_no_assistant_yet_a_sentence_shows_instead_of_the_table(
+    qtbot: QtBot, backend: Backend, ops: Ops
+) -> None:
+    page = AssistantsPage(backend, ops)
+    qtbot.addWidget(page)
+    with qtbot.waitSignal(page.loaded, timeout=WAIT_MS):
+        page.show()
+    assert page.usage.isHidden() and page.usage.topLevelItemCount() == 0
+    assert page.empty.isVisible() and page.empty.text().startswith("No assistant has saved a memory yet.")
+    assert page.empty.height() >= page.empty.heightForWidth(page.empty.width())
+
+
+def test_at_the_smallest_window_the_assistants_table_needs_no_sideways_scrolling(
+    qtbot: QtBot, tmp_path: Path, service: MemoryService, backend: Backend, ops: Ops
+) -> None:
+    from tallei_desktop.gui.main_window import MainWindow, PageName
+
+    service.save("I prefer metric units", platform="claude-desktop-with-a-long-name")
+    service.save("The shed is blue", type="fact", platform="chatgpt")
+    service.set_platform_paused("chatgpt", True)
+    settings = load_settings(
+        environ={"TALLEI_DATA_DIR": str(tmp_path / "data")}, config_path=tmp_path / "a.toml"
+    )
+    window = MainWindow(settings, backend, ops, has_tray=True)
+    qtbot.addWidget(window)
+    page = window.assistants_page
+    with qtbot.waitSignal(page.loaded, timeout=WAIT_MS):
+        window.show_page(PageName.ASSISTANTS)
+    window.resize(window.minimumSizeHint())
+    qtbot.waitExposed(window)
+
+    def fits() -> bool:
+        header = page.usage.header()
+        width = sum(header.sectionSize(c) for c in range(header.count()))
+        box = page.pause_boxes["chatgpt"]
+        return width <= page.usage.viewport().width() and box.width() >= box.sizeHint().width()
+
+    qtbot.waitUntil(fits, timeout=WAIT_MS)
+
+
+def test_connecting_on_a_passphrase_store_says_what_the_assistant_needs(
+    qtbot: QtBot, tmp_path: Path, backend: Backend, ops: Ops
+) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    layout = {"home": home, "platform": "linux", "environ": {}}
+    settings = load_settings(
+        environ={"TALLEI_DATA_DIR": str(tmp_path / "data")}, config_path=tmp_path / "absent.toml"
+    )
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / KEY_FILE_NAME).write_bytes(b"a key file")  # a passphrase-guarded store
+    page = AssistantsPage(
+        backend,
+        ops,
+        connect=lambda client: connect(settings, client, **layout),  # type: ignore[arg-type]
+        settings=settings,
+    )
+    qtbot.addWidget(page)
+    with qtbot.waitSignal(page.connected, timeout=WAIT_MS):
+        page.connect_buttons["gemini"].click()
+    note = connect_note(settings)
+    assert note is not None and note in page.connect_result.text()
+    assert "Restart Gemini CLI" in page.connect_result.text()

@@ -6,12 +6,13 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QGuiApplication, QShowEvent
+from PySide6.QtGui import QGuiApplication, QPalette, QShowEvent
 from PySide6.QtWidgets import (
     QCheckBox,
     QGridLayout,
     QGroupBox,
     QHBoxLayout,
+    QHeaderView,
     QLabel,
     QLineEdit,
     QPushButton,
@@ -22,6 +23,8 @@ from PySide6.QtWidgets import (
 )
 
 from tallei_desktop.app.clients import ConnectResult
+from tallei_desktop.app.key_agent import connect_note
+from tallei_desktop.config import Settings
 from tallei_desktop.core import PlatformUsage
 from tallei_desktop.gui.backend import Backend
 from tallei_desktop.gui.models import short_time
@@ -31,6 +34,8 @@ __all__ = ["CLIENT_TITLES", "AssistantsPage"]
 
 #: The clients that launch ``tallei-desktop mcp`` themselves, as ``connect`` names them.
 CLIENT_TITLES = {"claude": "Claude Desktop", "cursor": "Cursor", "gemini": "Gemini CLI", "vscode": "VS Code"}
+PAUSE = "Pause access"
+PAUSED = "Paused — click to resume"
 
 
 class AssistantsPage(QWidget):
@@ -47,6 +52,7 @@ class AssistantsPage(QWidget):
         *,
         connect: Callable[[str], ConnectResult] | None = None,
         detect: Callable[[], list[str]] | None = None,
+        settings: Settings | None = None,
         parent: QWidget | None = None,
     ) -> None:
         super().__init__(parent)
@@ -54,13 +60,27 @@ class AssistantsPage(QWidget):
         self._ops = ops
         self._connect = connect
         self._detect = detect
+        self._settings = settings  # for what a connected assistant needs to know about the key
         self._token = ""
         self.usage = QTreeWidget(self)
         self.usage.setAccessibleName("Assistants that used Tallei")
         self.usage.setHeaderLabels(["Assistant", "Memories", "Last seen", "Access"])
         self.usage.setRootIsDecorated(False)
-        self.usage.setColumnWidth(0, 200)
-        self.usage.setColumnWidth(2, 160)
+        # The table fits its page at the window's smallest size: the name takes what is left.
+        header = self.usage.header()
+        header.setStretchLastSection(False)
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        for column in (1, 2, 3):
+            header.setSectionResizeMode(column, QHeaderView.ResizeMode.ResizeToContents)
+        self.usage.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        self.empty = QLabel(
+            "No assistant has saved a memory yet. Connect one below; once it saves something, it is "
+            "listed here with a switch to pause it.",
+            self,
+        )
+        self.empty.setWordWrap(True)
+        self.empty.setAccessibleName("No assistants yet")
+        self.empty.hide()
         #: Per platform shown: its "Pause access" switch.
         self.pause_boxes: dict[str, QCheckBox] = {}
         self.access_note = QLabel(
@@ -124,6 +144,7 @@ class AssistantsPage(QWidget):
         heading.setBuddy(self.usage)
         layout.addWidget(heading)
         layout.addWidget(self.usage, 1)
+        layout.addWidget(self.empty)
         layout.addWidget(self.access_note)
         layout.addWidget(clients)
         layout.addWidget(chatgpt)
@@ -149,19 +170,24 @@ class AssistantsPage(QWidget):
 
     def connect_client(self, name: str) -> None:
         """Write Tallei into ``name``'s settings (off the Qt thread) and say what changed."""
-        connect = self._connect
+        connect, settings = self._connect, self._settings
         if connect is None:
             return
 
-        def done(result: ConnectResult) -> None:
-            self.connect_result.setText(result.message)
+        def work() -> tuple[ConnectResult, str | None]:
+            # What the assistant will need to open a passphrase-guarded store, said at once.
+            return connect(name), connect_note(settings) if settings is not None else None
+
+        def done(answer: tuple[ConnectResult, str | None]) -> None:
+            result, note = answer
+            self.connect_result.setText(f"{result.message}\n{note}" if note else result.message)
             self.connected.emit(result)
 
         def failed(error: Exception) -> None:
             self.connect_result.setText(f"{CLIENT_TITLES[name]} was not connected: {error}")
             self._ops.report(error)
 
-        self._ops.run(lambda: connect(name), done, failed)
+        self._ops.run(work, done, failed)
 
     def set_paused(self, platform: str, paused: bool) -> None:
         """Pause or resume ``platform`` in the store (off the Qt thread); every process obeys at once."""
@@ -182,15 +208,23 @@ class AssistantsPage(QWidget):
         self.pause_boxes.clear()
         rows = [(u.platform, f"{u.memories:,}", short_time(u.last_seen)) for u in usage]
         # A paused platform whose memories are all gone must still be resumable.
-        rows += [(p, "0", "") for p in sorted(paused - {u.platform for u in usage})]
+        rows += [(p, "0", "") for p in paused - {u.platform for u in usage}]
+        # By name, so a row never moves under the pointer as assistants work.
+        rows.sort(key=lambda row: row[0].casefold())
+        greyed = self.palette().color(QPalette.ColorGroup.Disabled, QPalette.ColorRole.Text)
         for platform, memories, seen in rows:
             item = QTreeWidgetItem(self.usage, [platform, memories, seen])
-            box = QCheckBox("Pause access", self.usage)
+            is_paused = platform in paused
+            box = QCheckBox(PAUSED if is_paused else PAUSE, self.usage)
             box.setAccessibleName(f"Pause access for {platform}")
-            box.setChecked(platform in paused)
+            box.setChecked(is_paused)
             box.toggled.connect(lambda on, p=platform: self.set_paused(p, on))
             self.usage.setItemWidget(item, 3, box)
             self.pause_boxes[platform] = box
-        if not rows:
-            QTreeWidgetItem(self.usage, ["No assistant has saved a memory yet.", "", "", ""])
+            if is_paused:
+                item.setToolTip(0, f"{platform} is paused: its requests to Tallei are refused.")
+                for column in range(3):
+                    item.setForeground(column, greyed)
+        self.usage.setVisible(bool(rows))
+        self.empty.setVisible(not rows)
         self.loaded.emit()

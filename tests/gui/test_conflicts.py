@@ -226,6 +226,9 @@ def test_after_settling_nothing_is_selected_and_nothing_moves(
     newest, older, oldest = _conflicts(service, 3)
     page = _page(qtbot, backend, ops, [newest, older, oldest])
     assert page.current() == newest
+    assert page.status.text() == (
+        "3 conflicts wait for your decision: keep one side, keep both, or merge them into one."
+    )
     keep_at = page.first.keep.mapTo(page, QPoint(0, 0))
     list_at = page.list.mapTo(page, QPoint(0, 0))
     with qtbot.waitSignal(page.resolved, timeout=WAIT_MS):

@@ -117,6 +117,8 @@ class ConflictsPage(QWidget):
         self._newest_when_listed = False
         self._undo_id: str | None = None
         self._busy = False
+        #: The status line tells what was just done; until then it counts what waits.
+        self._told = False
         #: Merge text per conflict, so switching, a failed merge or an undo never loses it.
         self._drafts: dict[str, str] = {}
 
@@ -254,6 +256,8 @@ class ConflictsPage(QWidget):
             self.list.clearSelection()
         self.list.blockSignals(False)
         self._show_current(row)
+        if not self._told:
+            self.status.setText(_waiting(len(ids)))
 
     def show_conflict(self, conflict_id: str | None = None) -> None:
         """Select this conflict (now, or as soon as it is listed); without an id, the newest."""
@@ -382,9 +386,17 @@ class ConflictsPage(QWidget):
         self._ops.run(lambda: self._backend.reopen(cid), done, failed)
 
     def _say(self, text: str, *, undo: bool = False) -> None:
+        self._told = True
         self.status.setText(text)
         self.status.setToolTip(text)
         self.undo_button.setVisible(undo)
+
+
+def _waiting(n: int) -> str:
+    if n == 0:
+        return ""
+    one = "1 conflict waits" if n == 1 else f"{n} conflicts wait"
+    return f"{one} for your decision: keep one side, keep both, or merge them into one."
 
 
 def _pair(c: Conflict) -> str:

@@ -112,8 +112,7 @@ class ChangePassphraseDialog(QDialog):
             field.setEchoMode(QLineEdit.EchoMode.Password)
             field.setAccessibleName(label.replace("&", "").rstrip(":"))
             form.addRow(label, field)
-        self.hint = QLabel(passphrase_hint(""), self)
-        self.hint.setWordWrap(True)
+        self.hint = QLabel(passphrase_hint(""), self)  # one short line: unwrapped, the form sizes it
         self.hint.setAccessibleName("Passphrase strength")
         self.new.textChanged.connect(lambda text: self.hint.setText(passphrase_hint(text)))
         form.insertRow(2, "", self.hint)

@@ -416,8 +416,12 @@ def _cmd_token(args: argparse.Namespace, settings: Settings) -> int:
 
 def _cmd_connect(args: argparse.Namespace, settings: Settings) -> int:
     from tallei_desktop.app import clients
+    from tallei_desktop.app.key_agent import connect_note
 
     print(clients.connect(settings, args.client, dry_run=args.print_only).message)
+    note = connect_note(settings)
+    if note is not None:
+        print(note)
     return 0
 
 

@@ -143,7 +143,8 @@ def test_provenance_attached_to_a_memory_keeps_every_other_field(tmp_path: Path)
                 " updated_at, occurred_at) VALUES (7, 'm7', 'x', 'h', 'fact', 'long_term', 'claude', 0, 0, 0)"
             )
             conn.execute(
-                "INSERT INTO provenance VALUES (7, 'claude', 1, 'saved'), (7, 'chatgpt', 2, 'confirmed')"
+                "INSERT INTO provenance (memory_rowid, platform, at, action)"
+                " VALUES (7, 'claude', 1, 'saved'), (7, 'chatgpt', 2, 'confirmed')"
             )
         # Each field holds its own value: a field of Memory that is not carried over shows here.
         values: dict[str, Any] = {f.name: f"value of {f.name}" for f in dataclasses.fields(Memory)}

@@ -42,6 +42,9 @@ __all__ = ["main"]
 
 log = logging.getLogger("tallei_desktop")
 
+#: The browsers `connect` and `disconnect` register the native host with (app/browsers.py).
+_BROWSERS = ("chrome", "chromium", "edge", "brave", "firefox")
+
 #: `restore ID` brings back a forgotten memory; anything else names a backup file.
 _MEMORY_ID = re.compile(r"^[0-9a-f]{12}$")
 
@@ -119,11 +122,20 @@ def _parser() -> argparse.ArgumentParser:
     sv.add_argument("--port", type=int, help="port (default 8765)")
     tk = sub.add_parser("token", help="print the bearer token for the HTTP endpoint")
     tk.add_argument("--rotate", action="store_true", help="replace the token with a new one")
+    nh = sub.add_parser(
+        "native-host",
+        help="talk to Tallei's browser extension (what the browser starts, over native messaging)",
+    )
+    nh.add_argument(
+        "caller", nargs=argparse.REMAINDER, help="what the browser passes: the extension's origin"
+    )
     cn = sub.add_parser("connect", help="add Tallei to an assistant's MCP settings")
-    cn.add_argument("client", choices=["claude", "cursor", "gemini", "vscode", "chatgpt"])
+    cn.add_argument("client", choices=["claude", "cursor", "gemini", "vscode", "chatgpt", *_BROWSERS])
     cn.add_argument(
         "--print", dest="print_only", action="store_true", help="print the snippet, change nothing"
     )
+    dc = sub.add_parser("disconnect", help="remove Tallei's native host from a browser")
+    dc.add_argument("client", metavar="browser", choices=_BROWSERS)
     _add_transfer_commands(sub)
 
     # People write `["mcp", "--data-dir", …]` into client settings by hand: every command takes the
@@ -414,7 +426,26 @@ def _cmd_token(args: argparse.Namespace, settings: Settings) -> int:
     return show_token(settings, rotate=args.rotate)
 
 
+def _cmd_native_host(args: argparse.Namespace, settings: Settings) -> int:
+    from tallei_desktop.native_host.entry import run_native_host
+
+    return run_native_host(settings, args.caller)
+
+
+def _cmd_browser(args: argparse.Namespace, settings: Settings, *, connect: bool) -> int:
+    from tallei_desktop.app import browsers
+
+    if connect:
+        result = browsers.connect_browser(settings, args.client, dry_run=args.print_only)
+    else:
+        result = browsers.disconnect_browser(args.client)
+    print(result.message)
+    return 0
+
+
 def _cmd_connect(args: argparse.Namespace, settings: Settings) -> int:
+    if args.client in _BROWSERS:
+        return _cmd_browser(args, settings, connect=True)
     from tallei_desktop.app import clients
     from tallei_desktop.app.key_agent import connect_note
 
@@ -423,6 +454,10 @@ def _cmd_connect(args: argparse.Namespace, settings: Settings) -> int:
     if note is not None:
         print(note)
     return 0
+
+
+def _cmd_disconnect(args: argparse.Namespace, settings: Settings) -> int:
+    return _cmd_browser(args, settings, connect=False)
 
 
 def _export_passphrase(settings: Settings, *, twice: bool) -> str:
@@ -558,6 +593,8 @@ _COMMANDS: dict[str, Callable[[argparse.Namespace, Settings], int]] = {
     "default": _cmd_default,
     "token": _cmd_token,
     "connect": _cmd_connect,
+    "disconnect": _cmd_disconnect,
+    "native-host": _cmd_native_host,
     "export": _cmd_export,
     "import": _with_settings(_import),
     "backup": _with_settings(_backup),

@@ -214,7 +214,7 @@ async def timed_call(client: Client, tool: str, arguments: dict[str, Any]) -> tu
     t0 = time.perf_counter()
     result = await client.call_tool(tool, arguments)
     dt = time.perf_counter() - t0
-    if result.is_error or result.structured_content is None:
+    if result.is_error or (result.structured_content is None and not text_of(result)):
         raise RuntimeError(f"{tool} failed: {text_of(result)}")
     return dt, result
 
@@ -231,9 +231,11 @@ class Samples:
     ``jsonschema`` before handing it over, which for a recall of a hundred or more memories is much of
     the round trip. The same check is timed again here, apart, so that the table can tell the
     client's cost from the server's and the transport's. Hosts built on other SDKs check differently.
+    A tool without an output schema (``recall_memories`` answers with its text block alone) is not
+    checked, and its validation share is zero.
     """
 
-    def __init__(self, validator: Any) -> None:
+    def __init__(self, validator: Any | None) -> None:
         self._validator = validator
         self.round_trip: list[float] = []
         self.validation: list[float] = []
@@ -244,13 +246,15 @@ class Samples:
     def add(self, seconds: float, result: CallToolResult) -> None:
         self.round_trip.append(seconds)
         t0 = time.perf_counter()
-        errors = list(self._validator.iter_errors(result.structured_content))
-        self.validation.append(time.perf_counter() - t0)
+        errors = (
+            [] if self._validator is None else list(self._validator.iter_errors(result.structured_content))
+        )
+        self.validation.append(time.perf_counter() - t0 if self._validator is not None else 0.0)
         if errors:
             raise RuntimeError(f"a result does not match its output schema: {errors[0].message}")
         self.result_bytes.append(len(result.model_dump_json(by_alias=True, exclude_unset=True)))
         text = text_of(result).encode()
-        if text:
+        if text and result.structured_content is not None:
             wire = json.dumps(result.structured_content, ensure_ascii=False, separators=(",", ":"))
             self.structured_ratio.append(len(wire.encode()) / len(text))
 
@@ -274,6 +278,19 @@ async def output_validators(client: Client) -> dict[str, Any]:
         if tool.output_schema is not None:
             validators[tool.name] = validator_for(tool.output_schema)(tool.output_schema)
     return validators
+
+
+def recall_summary(result: CallToolResult) -> tuple[str, bool, int]:
+    """A recall's long-term mode, whether semantic search was on, and how many memories it shows:
+    from its structured result where it has one, else from its text block (what the text says)."""
+    recall = result.structured_content
+    if recall is not None:
+        shown = sum(len(recall[k]) for k in ("preferences", "long_term", "short_term", "more"))
+        return str(recall["long_term_mode"]), bool(recall["semantic_search"]), shown
+    text = text_of(result)
+    mode = "hybrid" if "Only the most relevant are shown" in text else "dump_all"
+    shown = sum(line.startswith("- [") for line in text.splitlines())
+    return mode, "Semantic search is off" not in text, shown
 
 
 def stdio_transport(program: Program, env: dict[str, str], errlog: TextIO) -> Any:
@@ -457,7 +474,7 @@ async def measure_round_trips(
             await settle(client)
 
     say(f"{transport}: recall_memories warm x{reps.warm}")
-    warm = {label: Samples(validators[label]["recall_memories"]) for label in labels}
+    warm = {label: Samples(validators[label].get("recall_memories")) for label in labels}
     for _, client in clients:
         await call(client, "recall_memories", {"query": warm_query})
     for _ in range(reps.warm):
@@ -465,7 +482,7 @@ async def measure_round_trips(
             warm[label].add(*await timed_call(client, "recall_memories", {"query": warm_query}))
 
     say(f"{transport}: recall_memories cold x{reps.cold}")
-    cold = {label: Samples(validators[label]["recall_memories"]) for label in labels}
+    cold = {label: Samples(validators[label].get("recall_memories")) for label in labels}
     modes = {label: Counter[str]() for label in labels}
     semantic = dict.fromkeys(labels, 0)
     items: dict[str, list[int]] = {label: [] for label in labels}
@@ -473,12 +490,10 @@ async def measure_round_trips(
         for label, client in clients:
             dt, result = await timed_call(client, "recall_memories", {"query": q})
             cold[label].add(dt, result)
-            recall = result.structured_content or {}
-            modes[label][str(recall["long_term_mode"])] += 1
-            semantic[label] += bool(recall["semantic_search"])
-            items[label].append(
-                sum(len(recall[k]) for k in ("preferences", "long_term", "short_term", "more"))
-            )
+            mode, semantic_on, shown = recall_summary(result)
+            modes[label][mode] += 1
+            semantic[label] += semantic_on
+            items[label].append(shown)
     after = {label: await settle(client) for label, client in clients}
     load_end = loadavg()
     return {
@@ -512,7 +527,7 @@ async def measure_empty_recall(
             for program, env in programs
         ]
         validators = {label: await output_validators(client) for label, client in clients}
-        samples = {label: Samples(validators[label]["recall_memories"]) for label, _ in clients}
+        samples = {label: Samples(validators[label].get("recall_memories")) for label, _ in clients}
         for _, client in clients:
             await settle(client)
             await call(client, "recall_memories", {"query": ""})

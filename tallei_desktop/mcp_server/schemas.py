@@ -1,15 +1,15 @@
 """The wire shapes of the tools: argument types with their limits, and the structured results.
 
 These models are public API (they become each tool's input and output JSON schema), so fields are
-only ever added; the one deliberate exception is the lean recall item (docs/adr/0004). Each
-``*_out`` function turns a core value into its wire model; ``recall_structured`` builds the recall
-result's wire form directly, as the model would dump it. Output schemas are published flat
-(:func:`flat_schema`): the same contract, without references to resolve.
+only ever added; the deliberate exceptions are the lean recall item (docs/adr/0004) and, after it,
+recall's structured result as a whole: ``recall_memories`` answers with its context block alone
+(docs/adr/0005-one-answer.md). Each ``*_out`` function turns a core value into its wire model.
+Output schemas are published flat (:func:`flat_schema`): the same contract, without references to
+resolve.
 """
 
 from __future__ import annotations
 
-from datetime import date as Day
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
@@ -25,9 +25,6 @@ from tallei_desktop.core import (
     Memory,
     MemoryStatus,
     MemoryType,
-    RecallItem,
-    RecallMode,
-    RecallResult,
     SaveResult,
     SearchHit,
     StoreStatus,
@@ -48,8 +45,6 @@ __all__ = [
     "OccurredAt",
     "PlatformName",
     "Query",
-    "RecallItemOut",
-    "RecallOut",
     "ResolutionName",
     "SaveOut",
     "SearchHitOut",
@@ -59,8 +54,6 @@ __all__ = [
     "conflict_out",
     "flat_schema",
     "memory_out",
-    "recall_out",
-    "recall_structured",
     "save_out",
     "search_out",
     "status_out",
@@ -167,55 +160,6 @@ class SaveOut(_Out):
     confidence: Confidence
 
 
-class RecallItemOut(_Out):
-    """One recalled memory with just what the context block shows of it.
-
-    Deliberately leaner than :class:`MemoryOut`: recall answers are large and clients validate them
-    against this schema, so the full record stays with ``search_memories`` and ``list_memories``.
-    """
-
-    id: str
-    type: MemoryType
-    bucket: Bucket
-    # Left out while UNCONFIRMED, as the context block leaves it out of the line: most memories are.
-    confidence: Confidence = Field(
-        default=Confidence.UNCONFIRMED,
-        exclude_if=lambda c: c is Confidence.UNCONFIRMED,
-        description="MED from 2 confirmations, HIGH from 5; absent while the memory was seen once "
-        "(UNCONFIRMED).",
-    )
-    platforms: list[str] = Field(description="Every platform that saved or confirmed it, first one first.")
-    date: Day = Field(
-        description="The date the context block shows: when it happened for events and notes, "
-        "otherwise when it last changed."
-    )
-    score: float | None = Field(
-        description="Relevance to four decimals, where the bucket is ranked by relevance."
-    )
-    content: str
-    # Left out when empty, as it nearly always is: that keeps the answer within about 1.5x the text.
-    conflict_ids: list[str] = Field(
-        default_factory=list,
-        exclude_if=lambda ids: not ids,
-        description="Open conflicts this memory is part of; absent when there are none.",
-    )
-
-
-class RecallOut(_Out):
-    query: str
-    preferences: list[RecallItemOut]
-    long_term: list[RecallItemOut]
-    short_term: list[RecallItemOut]
-    more: list[RecallItemOut] = Field(
-        description="Further matches from any bucket, in the budget the three buckets left unused."
-    )
-    long_term_mode: RecallMode = Field(
-        description="dump_all when every long-term memory fits; hybrid when only the most relevant are shown."
-    )
-    semantic_search: bool = Field(description="False while matching uses exact words and recency only.")
-    open_conflicts: int
-
-
 class SearchHitOut(_Out):
     memory: MemoryOut
     score: float
@@ -288,75 +232,6 @@ def save_out(r: SaveResult, platform: str) -> SaveOut:
         confirmed_existing=r.confirmed_existing,
         reference_count=r.reference_count,
         confidence=confidence_for(r.reference_count),
-    )
-
-
-#: Memory types whose context-block date is when they happened rather than when they last changed.
-_DATED_BY_OCCURRENCE = frozenset({MemoryType.EVENT, MemoryType.NOTE})
-
-
-def _item(i: RecallItem) -> RecallItemOut:
-    m = i.memory
-    when = m.occurred_at if m.type in _DATED_BY_OCCURRENCE else m.updated_at
-    return RecallItemOut(
-        id=m.id,
-        type=m.type,
-        bucket=m.bucket,
-        confidence=m.confidence,
-        platforms=list(m.platforms),
-        date=when.date(),
-        # Four decimals are plenty to compare relevance by, in a third of the bytes.
-        score=None if i.score is None else round(i.score, 4),
-        content=m.content,
-        conflict_ids=list(i.conflict_ids),
-    )
-
-
-def _item_structured(i: RecallItem) -> dict[str, Any]:
-    m = i.memory
-    when = m.occurred_at if m.type in _DATED_BY_OCCURRENCE else m.updated_at
-    item: dict[str, Any] = {
-        "id": m.id,
-        "type": m.type.value,
-        "bucket": m.bucket.value,
-        "platforms": list(m.platforms),
-        "date": when.date().isoformat(),
-        "score": None if i.score is None else round(i.score, 4),
-        "content": m.content,
-    }
-    if m.confidence is not Confidence.UNCONFIRMED:
-        item["confidence"] = m.confidence.value
-    if i.conflict_ids:
-        item["conflict_ids"] = list(i.conflict_ids)
-    return item
-
-
-def recall_structured(r: RecallResult) -> dict[str, Any]:
-    """``recall_out(r).model_dump(mode="json")``, built directly: a recall carries a couple of hundred
-    items, and building and dumping a model of each costs more than the rest of the server's answer.
-    A test keeps the two equal."""
-    return {
-        "query": r.query,
-        "preferences": [_item_structured(i) for i in r.preferences],
-        "long_term": [_item_structured(i) for i in r.long_term],
-        "short_term": [_item_structured(i) for i in r.short_term],
-        "more": [_item_structured(i) for i in r.more],
-        "long_term_mode": r.long_term_mode.value,
-        "semantic_search": r.semantic_search,
-        "open_conflicts": r.open_conflicts,
-    }
-
-
-def recall_out(r: RecallResult) -> RecallOut:
-    return RecallOut(
-        query=r.query,
-        preferences=[_item(i) for i in r.preferences],
-        long_term=[_item(i) for i in r.long_term],
-        short_term=[_item(i) for i in r.short_term],
-        more=[_item(i) for i in r.more],
-        long_term_mode=r.long_term_mode,
-        semantic_search=r.semantic_search,
-        open_conflicts=r.open_conflicts,
     )
 
 

@@ -39,7 +39,6 @@ from tallei_desktop.mcp_server.schemas import (
     OccurredAt,
     PlatformName,
     Query,
-    RecallOut,
     ResolutionName,
     SaveOut,
     SearchOut,
@@ -47,7 +46,6 @@ from tallei_desktop.mcp_server.schemas import (
     StatusOut,
     conflict_out,
     memory_out,
-    recall_structured,
     save_out,
     search_out,
     status_out,
@@ -106,14 +104,15 @@ class ServiceCalls:
         changes (in any process) or the entry ages out, and a new one after; so an answer kept beside
         the result it was built from is reused only while that result is still the current one, and is
         never stale. One answer is kept per query, for the queries the service still caches.
+
+        The answer is the context block as text and nothing else: clients show the model either the
+        text or the structured content, some both, so a second form of the same memories would be read
+        in place of the block, or beside it (docs/adr/0005-one-answer.md).
         """
         kept = self._recall_answers.get(result.query)
         if kept is not None and kept[0] is result:
             return kept[1]
-        answer = CallToolResult(
-            content=[TextContent(type="text", text=result.text)],
-            structured_content=recall_structured(result),
-        )
+        answer = CallToolResult(content=[TextContent(type="text", text=result.text)])
         if len(self._recall_answers) >= _RECALL_ANSWERS_KEPT:
             self._recall_answers.pop(next(iter(self._recall_answers)))
         self._recall_answers[result.query] = (result, answer)
@@ -240,7 +239,7 @@ SAVE_MEMORY = ToolSpec(
 )
 
 
-async def recall_memories(calls: ServiceCalls, query: Query = "") -> Annotated[CallToolResult, RecallOut]:
+async def recall_memories(calls: ServiceCalls, query: Query = "") -> CallToolResult:
     result = await calls.run("recall_memories", lambda s: s.recall(query, count_use=True))
     return calls.recall_answer(result)
 
@@ -253,6 +252,7 @@ RECALL_MEMORIES = ToolSpec(
         "facts and decisions, and recent events, as one context block. Call it at the start of every "
         "conversation and whenever the topic changes, before answering, with a few words about the topic "
         "(an empty query recalls the general picture). Use what it returns as things you already know. "
+        "Each memory's line carries its id ('id …') for update_memory, forget_memory or pin_memory. "
         "If it reports a conflict, ask the person which version is right."
     ),
     annotations=_hints(read_only=True, idempotent=True),

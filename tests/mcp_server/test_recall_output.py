@@ -1,41 +1,29 @@
-"""The lean structured output of recall_memories: what each item carries, and how big it is."""
+"""recall_memories answers with its context block alone, so every client's model reads the same block once.
+
+Clients differ in the field they show the model (docs/adr/0005-one-answer.md): with the block as the
+only content and no structured result, whichever field a client picks is the block, within its budget.
+"""
 
 from __future__ import annotations
 
-import copy
 import itertools
-import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
-from jsonschema.validators import validator_for
+from mcp_types import TextContent
 
-from tallei_desktop.core.models import MemoryType
+from tallei_desktop.core.models import Confidence, MemoryType
 from tallei_desktop.core.service import MemoryService
 from tallei_desktop.core.store.database import Database
-from tallei_desktop.mcp_server.schemas import RecallOut, recall_out, recall_structured
 from tallei_desktop.mcp_server.server import TalleiServer
 from tests.mcp_server.conftest import BUDGETS, KEY, session, structured, text_of
+from tests.mcp_server.recall_text import ids_by_section, line_of
 from tests.support.fake_embedder import HashEmbedder
 
 pytestmark = pytest.mark.anyio
 
-#: Every item's fields; ``confidence`` only appears once the memory is confirmed, ``conflict_ids``
-#: only when it is part of an open conflict.
-ITEM_FIELDS = {"id", "type", "bucket", "platforms", "date", "score", "content"}
-OPTIONAL_FIELDS = {"confidence", "conflict_ids"}
-TOP_FIELDS = {
-    "query",
-    "preferences",
-    "long_term",
-    "short_term",
-    "more",
-    "long_term_mode",
-    "semantic_search",
-    "open_conflicts",
-}
 PLATFORMS = ("claude", "chatgpt", "gemini", "cursor", "vscode")
 NOW = datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
 
@@ -108,65 +96,91 @@ def fill(service: MemoryService) -> None:
     assert service.wait_idle(60)
 
 
-def items(block: dict[str, Any]) -> list[dict[str, Any]]:
-    return [*block["preferences"], *block["long_term"], *block["short_term"], *block["more"]]
+QUERIES = ("", "Amara and the billing service", "load tests before launch", "budget questions")
 
 
-async def test_each_item_carries_what_the_block_shows_and_nothing_more(
+async def test_recall_publishes_no_output_schema_while_the_other_tools_keep_flat_ones(
+    server: TalleiServer,
+) -> None:
+    async with session(server) as client:
+        tools = {t.name: t.output_schema for t in (await client.list_tools()).tools}
+    assert tools.pop("recall_memories") is None
+    assert {"search_memories", "list_memories", "memory_status"} <= set(tools)
+    for name, schema in tools.items():
+        assert schema is not None, name
+        for node in nodes(schema):
+            assert "$ref" not in node and "$defs" not in node, name
+
+
+async def test_the_answer_is_the_block_the_person_previews_once_and_nothing_else(
+    server: TalleiServer, service: MemoryService
+) -> None:
+    fill(service)
+    async with session(server) as client:
+        for query in QUERIES:
+            preview = service.recall(query)  # the person's own look changes nothing
+            result = await client.call_tool("recall_memories", {"query": query})
+            assert not result.is_error
+            assert result.structured_content is None
+            assert [type(c) for c in result.content] == [TextContent]
+            text = text_of(result)
+            assert text == preview.text
+            assert len(preview.items) > 20
+            # The whole result on the wire is the block and its JSON envelope: one copy of it.
+            wire = result.model_dump_json(by_alias=True, exclude_none=True).encode()
+            ratio = len(wire) / len(text.encode())
+            assert ratio <= 1.1, f"{query!r}: the answer is {len(wire):,} B, {ratio:.2f}x the block"
+
+
+async def test_each_memory_line_carries_what_a_program_needs_to_act_on_it(
     server: TalleiServer, service: MemoryService
 ) -> None:
     fill(service)
     # Another assistant saves a few of them again: those are confirmed (MED), the rest seen once.
-    # (Lessons and events: a second platform on a preference or fact is also checked for conflicts.)
     again = [c for c in corpus() if "Amara" in c[0] and c[1] in {MemoryType.LESSON, MemoryType.EVENT}]
     for content, mtype, _, occurred in again[:4]:
         service.save(content, type=mtype, platform="gemini", occurred_at=occurred)
     assert service.wait_idle(60)
-    # As stored when recalled: each recall confirms what it returns, which can raise a confidence.
-    stored = {m.id: m for offset in (0, 500) for m in service.list(limit=500, offset=offset)}
+    query = "Amara and the billing service"
+    recalled = service.recall(query)
     async with session(server) as client:
-        result = await client.call_tool("recall_memories", {"query": "Amara and the billing service"})
-    block, text = structured(result), text_of(result)
-    assert set(block) == TOP_FIELDS
-    assert block["query"] == "Amara and the billing service" and block["open_conflicts"] == 0
-    recalled = items(block)
-    assert len(recalled) > 20
-    for item in recalled:
-        assert ITEM_FIELDS <= set(item) <= ITEM_FIELDS | {"confidence"}
-        memory = stored[item["id"]]
-        dated = (
-            memory.occurred_at if memory.type in {MemoryType.EVENT, MemoryType.NOTE} else memory.updated_at
-        )
-        assert item["date"] == f"{dated:%Y-%m-%d}"
-        assert (item["type"], item["bucket"], item.get("confidence", "UNCONFIRMED")) == (
-            memory.type,
-            memory.bucket,
-            memory.confidence,
-        )
-        assert ("confidence" in item) is (memory.confidence != "UNCONFIRMED")
-        assert item["content"] == memory.content and item["platforms"] == list(memory.platforms)
-        assert f"{item['date']} · id {item['id']}]" in text
-    # Both shapes are on the wire: memories seen once, and confirmed ones that say so.
-    assert any("confidence" in i for i in recalled) and not all("confidence" in i for i in recalled)
-    scores = [i["score"] for i in recalled if i["score"] is not None]
-    assert scores and all(round(s, 4) == s for s in scores)
+        text = text_of(await client.call_tool("recall_memories", {"query": query}))
+    sections = ids_by_section(text)
+    assert sections == {
+        "preferences": [i.memory.id for i in recalled.preferences],
+        "long_term": [i.memory.id for i in recalled.long_term],
+        "short_term": [i.memory.id for i in recalled.short_term],
+        "more": [i.memory.id for i in recalled.more],
+    }
+    shown = [mid for ids in sections.values() for mid in ids]
+    assert len(shown) == len(set(shown)) > 20  # each memory once
+    confirmed = 0
+    for item in recalled.items:
+        m = item.memory
+        line = line_of(text, m.id)
+        dated = m.occurred_at if m.type in {MemoryType.EVENT, MemoryType.NOTE} else m.updated_at
+        assert line.startswith(f"- [{m.type}") and f"· {dated:%Y-%m-%d} · id {m.id}" in line
+        assert line.endswith(" ".join(m.content.split()))
+        assert (f" · {m.confidence} ·" in line) is (m.confidence is not Confidence.UNCONFIRMED)
+        confirmed += m.confidence is not Confidence.UNCONFIRMED
+    assert 0 < confirmed < len(recalled.items)
 
 
-async def test_the_structured_result_stays_within_half_again_the_text_block(
+async def test_the_block_says_the_mode_and_the_state_of_semantic_search(
     server: TalleiServer, service: MemoryService
 ) -> None:
     fill(service)
     async with session(server) as client:
-        for query in ("", "Amara and the billing service", "load tests before launch", "budget questions"):
-            result = await client.call_tool("recall_memories", {"query": query})
-            block, text = structured(result), text_of(result)
-            assert len(items(block)) > 20
-            wire = json.dumps(block, ensure_ascii=False, separators=(",", ":")).encode()
-            ratio = len(wire) / len(text.encode())
-            assert ratio <= 1.5, f"{query!r}: structured {len(wire):,} B is {ratio:.2f}x the text"
+        text = text_of(await client.call_tool("recall_memories", {"query": "the hiring plan"}))
+        status = structured(await client.call_tool("memory_status", {}))
+    assert service.recall("the hiring plan").long_term_mode == "hybrid"
+    assert "Only the most relevant are shown; use search_memories for more." in text
+    assert status["semantic_search"] is True and "Semantic search is off" not in text
 
 
-async def test_recall_items_name_their_open_conflicts(server: TalleiServer, service: MemoryService) -> None:
+async def test_recall_names_open_conflicts_beside_both_memories(
+    server: TalleiServer, service: MemoryService
+) -> None:
     async with session(server, client_name="claude-ai") as claude:
         tabs = structured(
             await claude.call_tool("save_memory", {"content": "I prefer tabs for indentation in Python"})
@@ -177,29 +191,12 @@ async def test_recall_items_name_their_open_conflicts(server: TalleiServer, serv
             await chatgpt.call_tool("save_memory", {"content": "I prefer spaces for indentation in Python"})
         )
         assert service.wait_idle(30)
-        conflicts = structured(await chatgpt.call_tool("list_conflicts", {}))["conflicts"]
-        block = structured(await chatgpt.call_tool("recall_memories", {"query": "indentation"}))
-    assert len(conflicts) == 1 and block["open_conflicts"] == 1
-    shown = {i["id"]: i for i in items(block)}
-    assert set(shown) == {tabs["id"], spaces["id"]}
-    assert all(i["conflict_ids"] == [conflicts[0]["id"]] for i in shown.values())
-    assert shown[tabs["id"]]["platforms"] == ["claude"] and shown[spaces["id"]]["platforms"] == ["chatgpt"]
-
-
-def conflicting_pair(service: MemoryService) -> None:
-    service.save("I prefer tabs for indentation in Python", platform="claude")
-    service.save("I prefer spaces for indentation in Python", platform="chatgpt")
-    assert service.wait_idle(30) and service.status().open_conflicts == 1
-
-
-async def test_the_structured_result_is_what_the_model_dumps(service: MemoryService) -> None:
-    fill(service)
-    conflicting_pair(service)
-    for query in ("", "Amara and the billing service", "indentation in Python"):
-        result = service.recall(query)
-        assert any(i.score is not None for i in result.items) and any(i.score is None for i in result.items)
-        assert recall_structured(result) == recall_out(result).model_dump(mode="json")
-    assert any(i.conflict_ids for i in service.recall("indentation in Python").items)
+        [conflict] = structured(await chatgpt.call_tool("list_conflicts", {}))["conflicts"]
+        text = text_of(await chatgpt.call_tool("recall_memories", {"query": "indentation"}))
+    assert sorted(ids_by_section(text)["preferences"]) == sorted([tabs["id"], spaces["id"]])
+    assert f"CONFLICT {conflict['id']}: disagrees with {spaces['id']} (saved on chatgpt)" in text
+    assert f"CONFLICT {conflict['id']}: disagrees with {tabs['id']} (saved on claude)" in text
+    assert "· claude ·" in line_of(text, tabs["id"]) and "· chatgpt ·" in line_of(text, spaces["id"])
 
 
 def nodes(schema: Any) -> list[dict[str, Any]]:
@@ -211,62 +208,6 @@ def nodes(schema: Any) -> list[dict[str, Any]]:
     return [schema, *(n for v in schema.values() for n in nodes(v))]
 
 
-async def test_output_schemas_are_published_flat(server: TalleiServer) -> None:
-    async with session(server) as client:
-        tools = {t.name: t.output_schema for t in (await client.list_tools()).tools}
-    for name, schema in tools.items():
-        assert schema is not None
-        for node in nodes(schema):
-            assert "$ref" not in node and "$defs" not in node, name
-    item = tools["recall_memories"]["properties"]["long_term"]["items"]
-    assert set(item["properties"]) == ITEM_FIELDS | OPTIONAL_FIELDS
-    assert set(item["required"]) == ITEM_FIELDS
-    assert item["properties"]["confidence"]["default"] == "UNCONFIRMED"
-    assert item["properties"]["type"]["enum"] == [t.value for t in MemoryType]
-    # Only the score may be null (in each of the four lists), and nothing else branches.
-    branching = [n for n in nodes(tools["recall_memories"]) if "anyOf" in n]
-    assert branching == [item["properties"]["score"]] * 4
-    assert item["properties"]["confidence"]["description"].startswith("MED from 2 confirmations")
-
-
-def broken(block: dict[str, Any]) -> list[dict[str, Any]]:
-    """``block`` spoilt in the ways a flat schema might fail to notice, one way each."""
-    out = []
-    for field, value in (
-        ("type", "opinion"),
-        ("bucket", "somewhere"),
-        ("confidence", "LOW"),
-        ("score", "high"),
-        ("platforms", [1]),
-        ("conflict_ids", "c1"),
-        ("content", None),
-    ):
-        spoilt = copy.deepcopy(block)
-        spoilt["long_term"][0][field] = value
-        out.append(spoilt)
-    missing = copy.deepcopy(block)
-    del missing["long_term"][0]["date"]
-    return [*out, missing, {**block, "long_term_mode": "all"}, {**block, "more": [{}]}]
-
-
-async def test_the_flat_recall_schema_accepts_and_rejects_what_the_model_does(
-    server: TalleiServer, service: MemoryService
-) -> None:
-    fill(service)
-    async with session(server) as client:
-        flat = next(t for t in (await client.list_tools()).tools if t.name == "recall_memories").output_schema
-        block = structured(
-            await client.call_tool("recall_memories", {"query": "Amara and the billing service"})
-        )
-    assert flat is not None and block["long_term"]
-    derived = RecallOut.model_json_schema(mode="serialization")
-    for schema in (flat, derived):
-        validator = validator_for(schema)(schema)
-        assert not list(validator.iter_errors(block))
-        for spoilt in broken(block):
-            assert list(validator.iter_errors(spoilt)), spoilt
-
-
 async def test_a_repeated_recall_is_answered_again_only_until_the_store_changes(
     server: TalleiServer, service: MemoryService, tmp_path: Path
 ) -> None:
@@ -275,7 +216,7 @@ async def test_a_repeated_recall_is_answered_again_only_until_the_store_changes(
     async with session(server) as client:
         first = await client.call_tool("recall_memories", {"query": query})
         again = await client.call_tool("recall_memories", {"query": query})
-        assert structured(again) == structured(first) and text_of(again) == text_of(first)
+        assert again.content == first.content and again.structured_content is None
         # Another process saves to the same store.
         other = MemoryService(
             Database(tmp_path / "tallei.db", KEY, key_source="test key"), HashEmbedder(), budgets=BUDGETS
@@ -285,5 +226,5 @@ async def test_a_repeated_recall_is_answered_again_only_until_the_store_changes(
         finally:
             other.close()
         after = await client.call_tool("recall_memories", {"query": query})
-    assert saved.id in {i["id"] for i in items(structured(after))}
+    assert saved.id in ids_by_section(text_of(after))["preferences"]
     assert "reachable by train" in text_of(after) and "reachable by train" not in text_of(first)

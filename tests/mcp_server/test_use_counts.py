@@ -6,7 +6,7 @@ import pytest
 
 from tallei_desktop.core.service import MemoryService
 from tallei_desktop.mcp_server.server import TalleiServer
-from tests.mcp_server.conftest import TIMEOUT_S, session, structured
+from tests.mcp_server.conftest import TIMEOUT_S, session, structured, text_of
 
 pytestmark = pytest.mark.anyio
 
@@ -17,8 +17,8 @@ async def test_recall_memories_and_search_memories_count_each_hit_once(
     mid = service.save("I like my coffee black, no sugar", platform="chatgpt").id
     assert service.wait_idle(TIMEOUT_S)
     async with session(server, client_name="claude-ai") as claude:
-        recalled = structured(await claude.call_tool("recall_memories", {"query": "how do I take my coffee"}))
-        assert mid in str(recalled)
+        recalled = text_of(await claude.call_tool("recall_memories", {"query": "how do I take my coffee"}))
+        assert f"id {mid}" in recalled
         assert service.wait_idle(TIMEOUT_S)
         after_recall = service.get(mid)
         assert after_recall.reference_count == 2 and after_recall.last_referenced_at is not None

@@ -132,6 +132,22 @@ def _one_line(text: str) -> str:
     return flat if len(flat) <= _PREVIEW_CHARS else flat[: _PREVIEW_CHARS - 1] + "…"
 
 
+_COLUMNS = tuple(Column)
+#: The roles :meth:`MemoryTableModel.data` answers; every other role is None at once.
+_ROLES = frozenset(
+    int(r)
+    for r in (
+        Qt.ItemDataRole.DisplayRole,
+        Qt.ItemDataRole.ToolTipRole,
+        Qt.ItemDataRole.AccessibleTextRole,
+        Qt.ItemDataRole.DecorationRole,
+        Qt.ItemDataRole.TextAlignmentRole,
+        MEMORY_ROLE,
+        ID_ROLE,
+    )
+)
+
+
 class MemoryTableModel(QAbstractTableModel):
     """Rows of :class:`Memory`, fetched a page at a time; columns as :class:`Column`."""
 
@@ -147,6 +163,9 @@ class MemoryTableModel(QAbstractTableModel):
         self._fetching = False
         self._in_conflict: frozenset[str] = frozenset()
         self._warning: QIcon | None = None
+        # Each row's cell texts, made on first paint: a view asks for them on every repaint, and
+        # under a stream of saves from other processes it repaints often.
+        self._texts: dict[int, tuple[str, ...]] = {}
 
     # -- filling -------------------------------------------------------------------------------
 
@@ -163,13 +182,18 @@ class MemoryTableModel(QAbstractTableModel):
         self._fetching = False
         fresh = list(memories)
         if [m.id for m in fresh] == [m.id for m in self._rows]:
+            changed = [row for row, (old, new) in enumerate(zip(self._rows, fresh, strict=True)) if old != new]
             self._rows = fresh
             self._total = total
-            if fresh:
-                self.dataChanged.emit(self.index(0, 0), self.index(len(fresh) - 1, len(Column) - 1))
+            # Only the rows that differ are repainted: a reload that finds nothing new costs nothing.
+            for row in changed:
+                self._texts.pop(row, None)
+            if changed:
+                self.dataChanged.emit(self.index(changed[0], 0), self.index(changed[-1], len(Column) - 1))
             return
         self.beginResetModel()
         self._rows = fresh
+        self._texts.clear()
         self._total = total
         self.endResetModel()
 
@@ -216,13 +240,19 @@ class MemoryTableModel(QAbstractTableModel):
         return 0 if parent.isValid() else len(Column)
 
     def data(self, index: AnyIndex, role: int = Qt.ItemDataRole.DisplayRole) -> object:
-        if not index.isValid() or not 0 <= index.row() < len(self._rows):
+        if role not in _ROLES:
+            return None  # most roles a view asks for (fonts, colours, sizes …): answered first
+        row = index.row()
+        if not index.isValid() or not 0 <= row < len(self._rows):
             return None
-        m = self._rows[index.row()]
-        column = Column(index.column())
-        flagged = m.id in self._in_conflict
+        m = self._rows[row]
         if role == Qt.ItemDataRole.DisplayRole:
-            return self._display(m, column)
+            texts = self._texts.get(row)
+            if texts is None:
+                texts = self._texts[row] = tuple(self._display(m, c) for c in _COLUMNS)
+            return texts[index.column()]
+        column = _COLUMNS[index.column()]
+        flagged = m.id in self._in_conflict
         if role == Qt.ItemDataRole.ToolTipRole:
             if column is Column.CONTENT:
                 return tooltip_html(m.content, IN_CONFLICT if flagged else None)

@@ -166,3 +166,28 @@ def test_saved_and_happened_show_their_dates(service: MemoryService, backend: Ba
     assert model.index(dentist, Column.HAPPENED).data() == ""  # told as it happened: Saved says it
     assert model.headerData(Column.SAVED, Qt.Orientation.Horizontal) == "Saved"
     assert model.headerData(Column.HAPPENED, Qt.Orientation.Horizontal) == "Happened"
+
+
+def test_a_reload_repaints_only_the_rows_that_changed(
+    qtbot: QtBot, service: MemoryService, backend: Backend
+) -> None:
+    ids = _fill(service, 5)
+    model = MemoryTableModel()
+    page = backend.page(ListQuery(View.LONG_TERM, sort=SortKey.CONTENT))
+    model.replace(page.memories, page.total)
+    row = model.row_of(ids[2])
+    changes: list[tuple[int, int]] = []
+    model.dataChanged.connect(lambda first, last, _roles=(): changes.append((first.row(), last.row())))
+    resets: list[bool] = []
+    model.modelReset.connect(lambda: resets.append(True))
+
+    same = backend.page(ListQuery(View.LONG_TERM, sort=SortKey.CONTENT))
+    model.replace(same.memories, same.total)
+    assert changes == [] and resets == []  # nothing new: nothing to repaint
+
+    service.pin(ids[2])
+    after = backend.page(ListQuery(View.LONG_TERM, sort=SortKey.CONTENT))
+    model.replace(after.memories, after.total)
+    assert model.row_of(ids[2]) == row  # sorted by text, the pin does not move it
+    assert changes == [(row, row)] and resets == []
+    assert model.data(model.index(row, Column.PINNED)) == "Pinned"  # the cached text was dropped

@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test lint bench bench-mcp bench-listing bench-quality bench-transfer bench-gui screenshots package smoke clean
+.PHONY: run test test-browser extension lint bench bench-mcp bench-listing bench-quality bench-transfer bench-gui screenshots package smoke clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -22,6 +22,14 @@ lint: $(STAMP)
 
 test: lint
 	$(BIN)/pytest -q $(PYTEST_ARGS)
+
+# The browser extension in a real Chromium (Debian: apt-get install -y chromium); also part of `make test`.
+test-browser: $(STAMP)
+	$(BIN)/pytest -q -m browser tests/browser $(PYTEST_ARGS)
+
+# The extension's Chrome and Firefox packages (and unpacked copies) in dist/.
+extension:
+	$(PYTHON) browser/build.py --out dist
 
 bench: $(STAMP)
 	$(BIN)/python bench/bench_engine.py $(BENCH_ARGS)

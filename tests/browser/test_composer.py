@@ -1,0 +1,142 @@
+"""Memory for what the person is writing: the chip's count, Tab and the block, the per-site choice."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import Page
+
+from tests.browser.conftest import SITES, Browser, chip_state, open_store, wait_for, wait_for_chip
+
+pytestmark = pytest.mark.browser
+
+SEEDS = (
+    "I always take the night train when I travel to Vienna.",
+    "My sister Ana lives in Vienna and works as a cellist.",
+    "I prefer aisle seats on long trains.",
+)
+DRAFT = "Plan a weekend trip to Vienna by night train"
+OPEN = "[Tallei memory]"
+
+
+@pytest.fixture(scope="module")
+def seeded(session_browser: Browser) -> tuple[int, list[str]]:
+    """The seeds saved, and how many of them (and which) recall gives for DRAFT."""
+    with open_store(session_browser.env) as svc:
+        for text in SEEDS:
+            svc.save(text, platform="claude")
+        items = svc.recall(DRAFT).items
+        return len(items), [item.memory.id for item in items]
+
+
+def reference_counts(browser: Browser, ids: list[str]) -> list[int]:
+    with open_store(browser.env) as svc:
+        return [svc.get(i).reference_count for i in ids]
+
+
+def open_site(browser: Browser, platform: str) -> tuple[Page, str, str]:
+    url, composer, sent = SITES[platform]
+    page = browser.page(url)
+    page.click(composer)
+    return page, composer, sent
+
+
+@pytest.mark.parametrize("platform", ["chatgpt", "claude", "gemini"])
+def test_chip_counts_recall_and_tab_adds_the_block_once(
+    browser: Browser, seeded: tuple[int, list[str]], platform: str
+) -> None:
+    count, ids = seeded
+    assert count >= 2
+    before = reference_counts(browser, ids)
+    page, composer, sent = open_site(browser, platform)
+    page.keyboard.type(DRAFT)
+    text = wait_for_chip(page, "count")
+    assert text.startswith(f"{count} memories")
+
+    page.keyboard.press("Tab")
+    wait_for_chip(page, "done")
+    draft = page.inner_text(composer)
+    assert draft.count(OPEN) == 1 and "[/Tallei memory]" in draft
+    assert draft.startswith(DRAFT)
+    with open_store(browser.env) as svc:
+        assert all(svc.get(i).content in draft for i in ids)
+    page.keyboard.press("Tab")  # the block is there: Tab is the page's again
+    assert page.inner_text(composer).count(OPEN) == 1
+
+    page.keyboard.press("Enter")
+    message = page.locator(sent).last
+    message.wait_for()
+    assert message.inner_text().count(OPEN) == 1
+    # Looking while typing never counts; adding the block counts once for each memory in it.
+    wait_for(
+        lambda: reference_counts(browser, ids) == [n + 1 for n in before],
+        what=f"one use of each recalled memory (before {before}, now {reference_counts(browser, ids)})",
+    )
+
+
+def test_tab_is_left_alone_when_the_caret_is_not_at_the_end(
+    browser: Browser, seeded: tuple[int, list[str]]
+) -> None:
+    page, composer, _ = open_site(browser, "chatgpt")
+    page.keyboard.type(DRAFT)
+    wait_for_chip(page, "count")
+    page.keyboard.press("Home")
+    page.keyboard.press("Tab")
+    assert OPEN not in page.inner_text(composer)
+    # At the end again, Tab adds it.
+    page.click(composer)
+    page.keyboard.press("End")
+    page.keyboard.press("Tab")
+    wait_for_chip(page, "done")
+    assert page.inner_text(composer).count(OPEN) == 1
+
+
+def test_a_click_on_the_chip_adds_the_block(browser: Browser, seeded: tuple[int, list[str]]) -> None:
+    page, composer, _ = open_site(browser, "gemini")
+    page.keyboard.type(DRAFT)
+    wait_for_chip(page, "count")
+    page.locator("tallei-chip .chip").first.click()
+    wait_for_chip(page, "done")
+    assert page.inner_text(composer).count(OPEN) == 1
+
+
+def test_always_adds_the_block_when_sending_even_before_the_chip_shows(
+    browser: Browser, seeded: tuple[int, list[str]]
+) -> None:
+    browser.set_site("chatgpt", mode="always")
+    page, _, sent = open_site(browser, "chatgpt")
+    page.keyboard.type(DRAFT)
+    assert "added when you send" in wait_for_chip(page, "count")
+    page.keyboard.press("Enter")
+    first = page.locator(sent).nth(0)
+    first.wait_for()
+    assert first.inner_text().startswith(DRAFT) and first.inner_text().count(OPEN) == 1
+
+    # Sent straight away: the message waits for its memories, then goes with them.
+    page.keyboard.type("Which night train to Vienna is quietest?")
+    page.keyboard.press("Enter")
+    second = page.locator(sent).nth(1)
+    second.wait_for()
+    assert second.inner_text().count(OPEN) == 1
+
+
+def test_always_never_adds_a_second_block(browser: Browser, seeded: tuple[int, list[str]]) -> None:
+    browser.set_site("claude", mode="always")
+    page, _, sent = open_site(browser, "claude")
+    for line in (DRAFT, OPEN, "Something I pasted", "[/Tallei memory]"):
+        page.keyboard.type(line)
+        page.keyboard.press("Shift+Enter")
+    page.keyboard.press("Enter")
+    message = page.locator(sent).first
+    message.wait_for()
+    assert message.inner_text().count(OPEN) == 1
+    assert "Something I pasted" in message.inner_text()
+
+
+def test_a_paused_site_says_so_in_the_chip(browser: Browser, seeded: tuple[int, list[str]]) -> None:
+    assert browser.request("pause", platform="chatgpt", paused=True)["paused"] == ["chatgpt"]
+    page, composer, _ = open_site(browser, "chatgpt")
+    page.keyboard.type(DRAFT)
+    assert wait_for_chip(page, "notice") == "Tallei is paused for ChatGPT"
+    page.keyboard.press("Tab")
+    assert OPEN not in page.inner_text(composer)
+    assert chip_state(page) == ("notice", "Tallei is paused for ChatGPT")

@@ -50,11 +50,12 @@ FORBIDDEN = {
     ),
     "app": (*QT, *MCP, "tallei_desktop.gui", "tallei_desktop.mcp_server", "tallei_desktop.cli"),
     "mcp_server": (*QT, "tallei_desktop.gui", "tallei_desktop.cli"),
+    "native_host": (*QT, *MCP, "tallei_desktop.gui", "tallei_desktop.mcp_server", "tallei_desktop.cli"),
     "gui": ("tallei_desktop.cli",),
 }
 
 #: The modules that use the engine through its door, ``tallei_desktop.core``, and nothing deeper.
-FRONT_ENDS = ("cli.py", "factory.py", "app", "mcp_server", "gui")
+FRONT_ENDS = ("cli.py", "factory.py", "app", "mcp_server", "native_host", "gui")
 
 
 def _module_name(path: Path) -> str:
@@ -243,6 +244,38 @@ def test_a_real_mcp_process_never_loads_qt(tmp_path: Path, model_dir: Path) -> N
     assert {"tallei_desktop.mcp_server.tools", "tallei_desktop.core.service", "mcp", "onnxruntime"} <= loaded
     qt = sorted(m for m in loaded if m.split(".")[0] in QT)
     assert not qt, f"tallei-desktop mcp loaded {qt}"
+
+
+@pytest.mark.slow
+def test_a_real_native_host_process_never_loads_qt(tmp_path: Path, model_dir: Path) -> None:
+    """``tallei-desktop native-host`` through a save and a recall, model load included, then a look at
+    what it loaded."""
+    from tests.native_host.host import ORIGIN, NativeHost
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TALLEI_")}
+    env.update(
+        TALLEI_DATA_DIR=str(tmp_path / "data"),
+        TALLEI_LOG_DIR=str(tmp_path / "logs"),
+        TALLEI_PASSPHRASE="correct horse battery staple",
+        TALLEI_MODEL_DIR=str(model_dir),
+        TALLEI_CONFIG=str(tmp_path / "absent.toml"),
+        PYTHON_KEYRING_BACKEND="keyring.backends.null.Keyring",
+    )
+    modules_file = tmp_path / "modules.txt"
+    command = [sys.executable, "-c", _RUN_AND_LIST_MODULES, str(modules_file), "native-host", ORIGIN]
+    with NativeHost(env, tmp_path / "stderr.log", command=command) as host:
+        saved = host.ask(
+            {"type": "save", "platform": "claude", "content": "I prefer tea", "source": "selection"}
+        )
+        assert saved["ok"], saved
+        recalled = host.ask({"type": "recall", "platform": "claude", "draft": "drinks"})
+        code = host.finish()
+    assert code == 0, host.stderr_tail()
+    assert "I prefer tea" in recalled["block"]
+    loaded = set(modules_file.read_text(encoding="utf-8").split())
+    assert {"tallei_desktop.native_host.dispatch", "tallei_desktop.core.service", "onnxruntime"} <= loaded
+    qt = sorted(m for m in loaded if m.split(".")[0] in QT)
+    assert not qt, f"tallei-desktop native-host loaded {qt}"
 
 
 def test_the_core_door_and_the_mcp_command_start_without_heavy_imports() -> None:

@@ -205,7 +205,8 @@ class _Layout:
 
     home: Path
     system: str
-    environ: Mapping[str, str]
+    #: None: this machine's own folders (platformdirs) and PATH.
+    environ: Mapping[str, str] | None
 
     @property
     def windows(self) -> bool:
@@ -214,6 +215,9 @@ class _Layout:
     def config_root(self) -> Path:
         if self.system == "darwin":
             return self.home / "Library" / "Application Support"
+        if self.environ is None:
+            # Roaming AppData on Windows, XDG_CONFIG_HOME or ~/.config elsewhere.
+            return Path(platformdirs.user_config_dir(roaming=True))
         if self.windows:
             appdata = self.environ.get("APPDATA")
             return Path(appdata) if appdata else self.home / "AppData" / "Roaming"
@@ -221,12 +225,19 @@ class _Layout:
         return Path(xdg) if xdg else self.home / ".config"
 
     def local_root(self) -> Path:
+        if self.environ is None:
+            return Path(platformdirs.user_data_dir(roaming=False))
         local = self.environ.get("LOCALAPPDATA")
         return Path(local) if local else self.home / "AppData" / "Local"
 
+    def search_path(self) -> str | None:
+        return None if self.environ is None else self.environ.get("PATH", "")
+
 
 def _layout(home: Path | None, platform: str | None, environ: Mapping[str, str] | None) -> _Layout:
-    return _Layout(home or Path.home(), platform or sys.platform, os.environ if environ is None else environ)
+    if home is None and platform is None and environ is None:
+        return _Layout(Path.home(), sys.platform, None)
+    return _Layout(home or Path.home(), platform or sys.platform, environ or {})
 
 
 def _spec(browser: str) -> _Browser:
@@ -495,7 +506,7 @@ def disconnect_browser(
 def _installed(browser: str, layout: _Layout) -> bool:
     """By the browser's own program or its own profile folder, never by a file Tallei wrote."""
     spec = _spec(browser)
-    search = layout.environ.get("PATH", "")
+    search = layout.search_path()
     if layout.windows:
         if spec.firefox:
             return (layout.config_root() / "Mozilla" / "Firefox" / "profiles.ini").is_file()

@@ -68,6 +68,7 @@ if TYPE_CHECKING:
         newest_backup,
         restore_backup,
     )
+    from tallei_desktop.core.classify import classify
     from tallei_desktop.core.embeddings import (
         DEFAULT_MODEL,
         DIM,
@@ -99,6 +100,7 @@ if TYPE_CHECKING:
         is_encrypted,
         write_new_file,
     )
+    from tallei_desktop.core.validate import MAX_QUERY_CHARS
 
 __all__ = [
     "APP_PLATFORM",
@@ -108,6 +110,7 @@ __all__ = [
     "KEYRING_SERVICE",
     "KEY_FILE_NAME",
     "MAX_CONTENT_BYTES",
+    "MAX_QUERY_CHARS",
     "MIN_PASSPHRASE_LENGTH",
     "TOKEN_SECRET",
     "BackupInfo",
@@ -163,6 +166,7 @@ __all__ = [
     "WrongKey",
     "backups_dir",
     "bucket_for",
+    "classify",
     "confidence_for",
     "decode_export",
     "encode_export",
@@ -198,6 +202,8 @@ _LAZY: dict[str, str] = {
     "random_token": "keys",
     "Budgets": "retrieval",
     "estimate_tokens": "recall",
+    "classify": "classify",
+    "MAX_QUERY_CHARS": "validate",
     "items_cost": "recall",
     "Clock": "service",
     "MemoryService": "service",

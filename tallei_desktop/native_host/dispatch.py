@@ -15,8 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from tallei_desktop import __version__
-from tallei_desktop.core import InvalidInput, KnownError, StoreLocked
-from tallei_desktop.core.validate import MAX_QUERY_CHARS
+from tallei_desktop.core import MAX_QUERY_CHARS, InvalidInput, KnownError, StoreLocked
 from tallei_desktop.native_host import fields as f
 from tallei_desktop.native_host.framing import MAX_MESSAGE
 from tallei_desktop.native_host.worth import worth_keeping
@@ -150,7 +149,7 @@ class Dispatcher:
                 raise HostError(
                     "unknown_type", f"Unknown message type {request.type[:40]!r}; known: {known}."
                 )
-            reply = fit({"id": request_id, "ok": True, **handler(request.body)})
+            reply = fit({**handler(request.body), "id": request_id, "ok": True})
         except HostError as exc:
             reply = error_reply(request_id, exc.code, str(exc))
         except f.BadField as exc:
@@ -235,10 +234,15 @@ class Dispatcher:
         self._refuse_paused(service, platform, "save")
         result = service.save(content or "", type=memory_type, platform=platform)
         log.info("saved %s from %s (%s)", result.id, platform, source)
-        return {"id": result.id, "type": str(result.type), "confirmed_existing": result.confirmed_existing}
+        # "id" is the request's, echoed: the memory's id travels as "memory_id".
+        return {
+            "memory_id": result.id,
+            "type": str(result.type),
+            "confirmed_existing": result.confirmed_existing,
+        }
 
     def _classify(self, body: Mapping[str, Any]) -> dict[str, Any]:
-        from tallei_desktop.core.classify import classify
+        from tallei_desktop.core import classify
 
         text = f.text(body, "text", max_chars=MAX_CONTENT_CHARS) or ""
         memory_type = classify(text)

@@ -77,7 +77,7 @@ def run_native_host(settings: Settings, caller: Sequence[str]) -> int:
     who = allowed_caller(caller)
     if who is None:
         shown = " ".join(caller)[:200] or "nothing"
-        log.warning("refused a native-messaging start by %s", shown)
+        log.info("refused a native-messaging start by %s", shown)
         print(
             f"tallei-desktop native-host: refused: started by {shown}, not by Tallei's browser extension "
             f"({CHROMIUM_ORIGIN} or {FIREFOX_EXTENSION_ID}).",

@@ -76,7 +76,7 @@ _HEADER_TIPS = {
     Column.SAVED: "When an assistant first saved it",
     Column.HAPPENED: "When the event happened, where it differs from when it was saved",
     Column.CONFIDENCE: "How sure Tallei is, from how often assistants saved or used it",
-    Column.REFERENCES: "How many times it was saved or used by assistants (your own looks do not count)",
+    Column.REFERENCES: "How often assistants used or confirmed it since it was saved (your own looks do not count)",
     Column.LAST_USED: "When an assistant last used it (your own looks do not count)",
     Column.PINNED: "Pinned memories always reach your assistants first",
 }
@@ -125,6 +125,11 @@ def tooltip_html(text: str, note: str | None = None) -> str:
     """``text`` as a rich-text tooltip, which Qt wraps at a readable width instead of one long line."""
     body = f"<p style='white-space:pre-wrap'>{html.escape(text.strip())}</p>"
     return body + (f"<p><b>{html.escape(note)}</b></p>" if note else "")
+
+
+def _uses(m: Memory) -> int:
+    """How often assistants used or confirmed it since it was saved (the save itself is the first count)."""
+    return max(0, m.reference_count - 1)
 
 
 def _one_line(text: str) -> str:
@@ -280,11 +285,13 @@ class MemoryTableModel(QAbstractTableModel):
     @classmethod
     def _tip(cls, m: Memory, column: Column) -> str:
         if column is Column.REFERENCES:
-            n = m.reference_count
-            return f"Saved or used by assistants {n} time{'' if n == 1 else 's'}"
+            n = _uses(m)
+            if n == 0:
+                return "No assistant has used or confirmed it since it was saved"
+            return f"Used or confirmed by assistants {n} time{'' if n == 1 else 's'} since it was saved"
         if column is Column.LAST_USED:
             when = short_time(m.last_referenced_at)
-            return f"Last used by an assistant {when}" if when else "No assistant has used it yet"
+            return f"Last used or confirmed by an assistant {when}" if when else "No assistant has used it yet"
         if column is Column.SAVED:
             return f"Saved {short_time(m.created_at)} by {m.platform}"
         if column is Column.HAPPENED:
@@ -308,7 +315,7 @@ class MemoryTableModel(QAbstractTableModel):
         if column is Column.CONFIDENCE:
             return str(m.confidence).capitalize()
         if column is Column.REFERENCES:
-            return str(m.reference_count)
+            return str(_uses(m))
         if column is Column.LAST_USED:
             return short_date(m.last_referenced_at) if m.last_referenced_at else "never"
         return "Pinned" if m.pinned else ""

@@ -50,7 +50,7 @@ def test_cells_show_each_column(service: MemoryService, backend: Backend) -> Non
     assert cell(Column.TYPE) == "preference"
     assert cell(Column.PLATFORMS) == "gemini, cursor"
     assert cell(Column.CONFIDENCE) == "Med"
-    assert cell(Column.REFERENCES) == "2"
+    assert cell(Column.REFERENCES) == "1"  # confirmed once since it was saved
     assert cell(Column.PINNED) == "Pinned"
     assert model.data(model.index(0, 0), ID_ROLE) == mid
     assert model.data(model.index(0, 0), MEMORY_ROLE).id == mid
@@ -95,7 +95,7 @@ def test_the_same_rows_again_update_in_place_without_a_reset(
     with qtbot.assertNotEmitted(model.modelReset), qtbot.waitSignal(model.dataChanged):
         model.replace(again.memories, again.total)
     row = model.row_of(ids[1])
-    assert model.data(model.index(row, Column.REFERENCES)) == "2"
+    assert model.data(model.index(row, Column.REFERENCES)) == "1"  # confirmed once since it was saved
 
 
 def test_backend_filters_and_sorts_through_the_core(service: MemoryService, backend: Backend) -> None:
@@ -119,12 +119,20 @@ def test_the_used_columns_say_exactly_what_they_count(service: MemoryService, ba
     model = MemoryTableModel()
     model.replace(page.memories, page.total)
     tip = model.headerData(Column.REFERENCES, Qt.Orientation.Horizontal, Qt.ItemDataRole.ToolTipRole)
-    assert "saved or used by assistants" in tip
+    assert "used or confirmed it since it was saved" in tip
     assert "your own looks do not count" in tip
+    # Saved once, confirmed once: used or confirmed once since the save, as the details pane says.
+    assert model.index(0, Column.REFERENCES).data() == "1"
     cell = model.index(0, Column.REFERENCES).data(Qt.ItemDataRole.ToolTipRole)
-    assert cell == "Saved or used by assistants 2 times"
+    assert cell == "Used or confirmed by assistants 1 time since it was saved"
     last = model.index(0, Column.LAST_USED).data(Qt.ItemDataRole.ToolTipRole)
-    assert last.startswith("Last used by an assistant 20")
+    assert last.startswith("Last used or confirmed by an assistant 20")
+    service.save("I like my coffee black", platform="gemini")
+    fresh = backend.page(ListQuery(View.PREFERENCES, text="coffee black"))
+    model.replace(fresh.memories, fresh.total)
+    # Saved a moment ago and never used: 0 beside "never", not 1 beside "never".
+    assert model.index(0, Column.REFERENCES).data() == "0"
+    assert model.index(0, Column.LAST_USED).data() == "never"
     for column in Column:
         assert model.headerData(column, Qt.Orientation.Horizontal, Qt.ItemDataRole.ToolTipRole)
 

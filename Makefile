@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test test-browser extension lint bench bench-mcp bench-listing bench-quality bench-transfer bench-gui screenshots package smoke clean
+.PHONY: run test test-browser extension lint bench bench-mcp bench-listing bench-quality bench-transfer bench-gui bench-native-host screenshots package smoke clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -39,6 +39,9 @@ bench-mcp: $(STAMP)
 
 bench-gui: $(STAMP)
 	$(BIN)/python bench/bench_gui.py $(BENCH_ARGS)
+
+bench-native-host: $(STAMP)
+	$(BIN)/python bench/bench_native_host.py $(BENCH_ARGS)
 
 # Needs Xvfb, trayer and ImageMagick (Debian: apt-get install -y xvfb trayer imagemagick).
 screenshots: $(STAMP)

@@ -29,6 +29,7 @@ from tallei_desktop.core import PlatformUsage
 from tallei_desktop.gui.backend import Backend
 from tallei_desktop.gui.models import short_time
 from tallei_desktop.gui.ops import Ops
+from tallei_desktop.gui.pages.browsers import BrowsersBox
 
 __all__ = ["CLIENT_TITLES", "AssistantsPage"]
 
@@ -147,6 +148,7 @@ class AssistantsPage(QWidget):
         layout.addWidget(self.empty)
         layout.addWidget(self.access_note)
         layout.addWidget(clients)
+        layout.addWidget(BrowsersBox(ops, settings=settings, parent=self))
         layout.addWidget(chatgpt)
 
     def set_endpoint(self, url: str, token: str, state: str) -> None:

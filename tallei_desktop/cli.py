@@ -44,6 +44,23 @@ log = logging.getLogger("tallei_desktop")
 
 #: The browsers `connect` and `disconnect` register the native host with (app/browsers.py).
 _BROWSERS = ("chrome", "chromium", "edge", "brave", "firefox")
+#: The assistants `connect` writes settings for (app/clients.py's CLIENT_NAMES; a test keeps them equal),
+#: spelled out so that parsing the command line does not import the module.
+_CLIENTS = (
+    "claude",
+    "claude-code",
+    "codex",
+    "cursor",
+    "vscode",
+    "windsurf",
+    "zed",
+    "antigravity",
+    "gemini",
+    "lmstudio",
+    "goose",
+    "cline",
+    "copilot",
+)
 
 #: `restore ID` brings back a forgotten memory; anything else names a backup file.
 _MEMORY_ID = re.compile(r"^[0-9a-f]{12}$")
@@ -114,9 +131,7 @@ def _parser() -> argparse.ArgumentParser:
     d.add_argument("--json", action="store_true")
 
     sub.add_parser("gui", help="start the tray app (the default when there is a display)")
-    sub.add_parser(
-        "mcp", help="serve MCP over stdio (what Claude Desktop, Cursor, Gemini CLI and VS Code launch)"
-    )
+    sub.add_parser("mcp", help="serve MCP over stdio (what the assistants `connect` sets up launch)")
     sv = sub.add_parser("serve", help="serve MCP over Streamable HTTP on loopback, without the tray")
     sv.add_argument("--host", help="address to bind (default 127.0.0.1; loopback only)")
     sv.add_argument("--port", type=int, help="port (default 8765)")
@@ -129,13 +144,16 @@ def _parser() -> argparse.ArgumentParser:
     nh.add_argument(
         "caller", nargs=argparse.REMAINDER, help="what the browser passes: the extension's origin"
     )
-    cn = sub.add_parser("connect", help="add Tallei to an assistant's MCP settings")
-    cn.add_argument("client", choices=["claude", "cursor", "gemini", "vscode", "chatgpt", *_BROWSERS])
+    cn = sub.add_parser(
+        "connect", help="add Tallei to an assistant's MCP settings (chatgpt: how ChatGPT can reach it)"
+    )
+    cn.add_argument("client", nargs="?", metavar="CLIENT", choices=[*_CLIENTS, "chatgpt", *_BROWSERS])
+    cn.add_argument("--all", action="store_true", help="connect every assistant found on this computer")
     cn.add_argument(
         "--print", dest="print_only", action="store_true", help="print the snippet, change nothing"
     )
-    dc = sub.add_parser("disconnect", help="remove Tallei's native host from a browser")
-    dc.add_argument("client", metavar="browser", choices=_BROWSERS)
+    dc = sub.add_parser("disconnect", help="remove Tallei's entry from an assistant or a browser")
+    dc.add_argument("client", metavar="CLIENT", choices=[*_CLIENTS, *_BROWSERS])
     _add_transfer_commands(sub)
 
     # People write `["mcp", "--data-dir", …]` into client settings by hand: every command takes the
@@ -449,6 +467,10 @@ def _cmd_connect(args: argparse.Namespace, settings: Settings) -> int:
     from tallei_desktop.app import clients
     from tallei_desktop.app.key_agent import connect_note
 
+    if args.all == (args.client is not None):
+        raise InvalidInput("Name one assistant to connect, or use --all for every one found here.")
+    if args.all:
+        return _connect_all(settings, dry_run=args.print_only)
     print(clients.connect(settings, args.client, dry_run=args.print_only).message)
     note = connect_note(settings)
     if note is not None:
@@ -456,8 +478,39 @@ def _cmd_connect(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def _connect_all(settings: Settings, *, dry_run: bool) -> int:
+    from tallei_desktop.app import clients
+    from tallei_desktop.app.key_agent import connect_note
+
+    done = clients.connect_all(settings, dry_run=dry_run)
+    if not done:
+        print(
+            "No assistant that can start Tallei was found on this computer. Name one to connect it anyway: "
+            + ", ".join(clients.CLIENT_NAMES)
+            + "."
+        )
+        return 0
+    failed = 0
+    for client, outcome in done:
+        title = clients.CLIENT_TITLES[client]
+        if isinstance(outcome, KnownError):
+            failed += 1
+            print(f"{title} was not connected: {outcome}", file=sys.stderr)
+        else:
+            print(f"{title}: {outcome.message}")
+    note = connect_note(settings)
+    if note is not None and failed < len(done):
+        print(note)
+    return 2 if failed else 0
+
+
 def _cmd_disconnect(args: argparse.Namespace, settings: Settings) -> int:
-    return _cmd_browser(args, settings, connect=False)
+    if args.client in _BROWSERS:
+        return _cmd_browser(args, settings, connect=False)
+    from tallei_desktop.app import clients
+
+    print(clients.disconnect(args.client).message)
+    return 0
 
 
 def _export_passphrase(settings: Settings, *, twice: bool) -> str:

@@ -1,12 +1,14 @@
 """Client configuration: put Tallei's stdio entry into an MCP client's own settings file.
 
-Claude Desktop, Cursor, Gemini CLI and VS Code launch ``tallei-desktop mcp`` themselves, so each gets
-an entry named ``tallei`` in its JSON settings file at that client's real per-OS location. The file is
-edited as data: every other key and entry keeps its value and its place, the previous file is backed
-up beside it, the new one replaces it atomically with the same file mode, and running it again with
-nothing to change writes nothing. A file that cannot be read as plain JSON is left exactly as it is.
-ChatGPT cannot launch local programs, so connecting it only explains how it would reach the HTTP
-endpoint.
+Each client here launches ``tallei-desktop mcp`` itself, so each gets an entry named ``tallei`` in
+its own settings file, in its own format (JSON, TOML or YAML, see :mod:`.client_files`) at that
+client's documented place on Linux, macOS and Windows. Every other entry and setting keeps its
+value, the previous file is backed up beside it, and running it again with nothing to change writes
+nothing. :func:`disconnect` removes that one entry and nothing else. Where a client has a command of
+its own (``claude mcp add``, ``codex mcp add``), the entry is the one that command writes.
+
+ChatGPT is no such client: its desktop app's local threads read Codex's settings, and the web app
+cannot start a program or reach this computer; connecting it only explains the routes there are.
 
 Nothing here prints: :func:`connect` returns a :class:`ConnectResult` that the command line prints
 and the tray app shows.
@@ -16,44 +18,64 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
-import stat
+import subprocess
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import platformdirs
 
+from tallei_desktop.app.client_files import (
+    ClientConfigError,
+    FileFormat,
+    Loaded,
+    has_yaml_comments,
+    load,
+    render,
+    snippet,
+    write,
+)
 from tallei_desktop.app.paths import console_executable
 from tallei_desktop.config import APP_NAME, Settings
-from tallei_desktop.core import InvalidInput, KnownError, replace_file
+from tallei_desktop.core import InvalidInput, KnownError
 
-__all__ = ["CLIENT_NAMES", "SERVER_NAME", "ClientConfigError", "ConnectResult", "connect", "detected_clients"]
+__all__ = [
+    "CHATGPT",
+    "CLIENT_NAMES",
+    "CLIENT_TITLES",
+    "SERVER_NAME",
+    "ClientConfigError",
+    "ConnectResult",
+    "connect",
+    "connect_all",
+    "detected_clients",
+    "disconnect",
+    "tunnel_command",
+]
 
 #: The name of Tallei's entry in every client's list of servers.
 SERVER_NAME = "tallei"
+#: The name ``connect`` takes for the explanation of how ChatGPT reaches Tallei.
+CHATGPT = "chatgpt"
 
 #: Environment variables this module owns inside the entry; any others there are the person's.
 _MANAGED_ENV = ("TALLEI_DATA_DIR", "TALLEI_MODEL_DIR")
 #: Keys that would make a client reach the entry some other way than by launching it.
-_REMOTE_KEYS = ("url", "httpUrl", "serverUrl", "headers", "transport")
-
-
-class ClientConfigError(KnownError):
-    """A client's settings file cannot be read or written as plain JSON; it was left unchanged."""
+_REMOTE_KEYS = ("url", "httpUrl", "serverUrl", "uri", "headers", "transport", "bearer_token_env_var")
 
 
 @dataclass(frozen=True, slots=True)
 class ConnectResult:
-    """What :func:`connect` did, or with ``dry_run`` would do.
+    """What :func:`connect` or :func:`disconnect` did, or with ``dry_run`` would do.
 
     ``path`` is the client's settings file (``None`` for ChatGPT, which has none); ``changed`` says
     whether it was written; ``backup`` holds the previous file's bytes when it was; ``entry`` is
-    Tallei's entry as the client sees it (for ChatGPT, the URL and header to enter); ``message`` is
-    the text for the person, several lines at most.
+    Tallei's entry as the client sees it (empty after a disconnect; for ChatGPT, the tunnel command
+    line); ``message`` is the text for the person, several lines at most.
     """
 
     client: str
@@ -65,22 +87,264 @@ class ConnectResult:
 
 
 @dataclass(frozen=True, slots=True)
+class _Places:
+    """One machine's folders: the home folder, the per-user folder where Electron apps keep their
+    settings (Application Support, roaming AppData, XDG config), and XDG's config folder."""
+
+    home: Path
+    app_config: Path
+    xdg_config: Path
+    platform: str
+
+
+Shape = Callable[[str, list[str], dict[str, str]], dict[str, Any]]
+
+
+def _plain(command: str, args: list[str], env: dict[str, str]) -> dict[str, Any]:
+    return {"command": command, "args": args, **({"env": env} if env else {})}
+
+
+def _typed(command: str, args: list[str], env: dict[str, str]) -> dict[str, Any]:
+    return {"type": "stdio", **_plain(command, args, env)}
+
+
+def _claude_code(command: str, args: list[str], env: dict[str, str]) -> dict[str, Any]:
+    # What `claude mcp add --scope user tallei -- COMMAND mcp` writes: the type, and env even when empty.
+    return {"type": "stdio", "command": command, "args": args, "env": env}
+
+
+def _copilot(command: str, args: list[str], env: dict[str, str]) -> dict[str, Any]:
+    # GitHub Copilot CLI names a launched server "local" and lists the tools it may use.
+    return {"type": "local", "command": command, "args": args, "env": env, "tools": ["*"]}
+
+
+def _goose(command: str, args: list[str], env: dict[str, str]) -> dict[str, Any]:
+    return {
+        "name": SERVER_NAME,
+        "type": "stdio",
+        "cmd": command,
+        "args": args,
+        "envs": env,
+        "enabled": True,
+        "timeout": 300,
+    }
+
+
+@dataclass(frozen=True, slots=True)
 class _Client:
     title: str
+    fmt: FileFormat
     servers_key: str
-    #: VS Code requires the transport to be named; the others infer stdio from ``command``.
-    typed: bool
+    #: Where its settings file is on a machine.
+    location: Callable[[_Places], Path]
+    #: The folder the client creates once it has run: something in it besides what Tallei wrote
+    #: means the client is installed.
+    folder: Callable[[_Places], Path]
+    #: Programs it puts on ``PATH``, any of which means it is installed.
+    programs: tuple[str, ...]
+    shape: Shape
+    #: The entry's key for its environment variables.
+    env_key: str = "env"
+    #: Keys of the entry that stay even when empty, as the client's own command writes them.
+    keep_empty: tuple[str, ...] = ()
+    #: Keys Tallei sets only when the entry has none: the person may have changed them.
+    defaults: tuple[str, ...] = ()
+    #: Names in its folder that another client puts there, which do not show this one has run.
+    foreign: tuple[str, ...] = ()
+    #: A line added to every message about this client.
+    note: str = ""
 
+
+def _zed_file(p: _Places) -> Path:
+    if p.platform == "win32":
+        return p.app_config / "Zed" / "settings.json"
+    return (p.xdg_config if p.platform != "darwin" else p.home / ".config") / "zed" / "settings.json"
+
+
+def _goose_file(p: _Places) -> Path:
+    if p.platform == "win32":
+        return p.app_config / "Block" / "goose" / "config" / "config.yaml"
+    return (p.xdg_config if p.platform != "darwin" else p.home / ".config") / "goose" / "config.yaml"
+
+
+def _antigravity_file(p: _Places) -> Path:
+    # The newest versions read ~/.gemini/config/; older ones ~/.gemini/antigravity/: a file already in
+    # the older place is the one in use.
+    new = p.home / ".gemini" / "config" / "mcp_config.json"
+    old = p.home / ".gemini" / "antigravity" / "mcp_config.json"
+    return old if old.is_file() and not new.exists() else new
+
+
+_CLINE = ("Code", "User", "globalStorage", "saoudrizwan.claude-dev")
 
 _CLIENTS: dict[str, _Client] = {
-    "claude": _Client("Claude Desktop", "mcpServers", typed=False),
-    "cursor": _Client("Cursor", "mcpServers", typed=False),
-    "gemini": _Client("Gemini CLI", "mcpServers", typed=False),
-    "vscode": _Client("VS Code", "servers", typed=True),
+    "claude": _Client(
+        "Claude Desktop",
+        "json",
+        "mcpServers",
+        lambda p: p.app_config / "Claude" / "claude_desktop_config.json",
+        lambda p: p.app_config / "Claude",
+        (),
+        _plain,
+    ),
+    "claude-code": _Client(
+        "Claude Code",
+        "json",
+        "mcpServers",
+        lambda p: p.home / ".claude.json",
+        lambda p: p.home / ".claude",
+        ("claude",),
+        _claude_code,
+        keep_empty=("env",),
+    ),
+    "codex": _Client(
+        "Codex",
+        "toml",
+        "mcp_servers",
+        lambda p: p.home / ".codex" / "config.toml",
+        lambda p: p.home / ".codex",
+        ("codex",),
+        _plain,
+        note="The ChatGPT desktop app reads this file too, for its local threads: restart it as well.",
+    ),
+    "cursor": _Client(
+        "Cursor",
+        "json",
+        "mcpServers",
+        lambda p: p.home / ".cursor" / "mcp.json",
+        lambda p: p.home / ".cursor",
+        ("cursor",),
+        _plain,
+    ),
+    "vscode": _Client(
+        "VS Code",
+        "json",
+        "servers",
+        # The default profile's user file; named profiles keep their own under User/profiles/.
+        lambda p: p.app_config / "Code" / "User" / "mcp.json",
+        lambda p: p.app_config / "Code",
+        ("code",),
+        _typed,
+    ),
+    "windsurf": _Client(
+        "Windsurf",
+        "json",
+        "mcpServers",
+        lambda p: p.home / ".codeium" / "windsurf" / "mcp_config.json",
+        lambda p: p.home / ".codeium" / "windsurf",
+        ("windsurf",),
+        _plain,
+    ),
+    "zed": _Client(
+        "Zed",
+        "json",
+        "context_servers",
+        _zed_file,
+        lambda p: _zed_file(p).parent,
+        ("zed", "zeditor"),
+        _plain,
+    ),
+    "antigravity": _Client(
+        "Antigravity",
+        "json",
+        "mcpServers",
+        _antigravity_file,
+        lambda p: p.home / ".gemini" / "antigravity",
+        ("agy", "antigravity"),
+        _plain,
+    ),
+    "gemini": _Client(
+        "Gemini CLI",
+        "json",
+        "mcpServers",
+        lambda p: p.home / ".gemini" / "settings.json",
+        lambda p: p.home / ".gemini",
+        ("gemini",),
+        _plain,
+        foreign=("antigravity", "config"),  # Antigravity's, in the folder it shares with Gemini CLI
+        note="Gemini CLI has not served personal Google sign-ins since 18 June 2026; it still works with an "
+        "API key. Its successor is Antigravity: `tallei-desktop connect antigravity`.",
+    ),
+    "lmstudio": _Client(
+        "LM Studio",
+        "json",
+        "mcpServers",
+        lambda p: p.home / ".lmstudio" / "mcp.json",
+        lambda p: p.home / ".lmstudio",
+        ("lms",),
+        _plain,
+    ),
+    "goose": _Client(
+        "Goose",
+        "yaml",
+        "extensions",
+        _goose_file,
+        lambda p: _goose_file(p).parent,
+        ("goose",),
+        _goose,
+        env_key="envs",
+        keep_empty=("envs",),
+        defaults=("timeout",),
+    ),
+    "cline": _Client(
+        "Cline",
+        "json",
+        "mcpServers",
+        lambda p: p.app_config.joinpath(*_CLINE, "settings", "cline_mcp_settings.json"),
+        lambda p: p.app_config.joinpath(*_CLINE),
+        (),
+        _plain,
+        note="Cline is the VS Code extension: this is its file in VS Code's default profile.",
+    ),
+    "copilot": _Client(
+        "GitHub Copilot CLI",
+        "json",
+        "mcpServers",
+        lambda p: p.home / ".copilot" / "mcp-config.json",
+        lambda p: p.home / ".copilot",
+        ("copilot",),
+        _copilot,
+        keep_empty=("env",),
+        defaults=("tools",),
+    ),
 }
 
-#: Every name ``connect`` accepts.
-CLIENT_NAMES = (*_CLIENTS, "chatgpt")
+#: Every client ``connect`` writes settings for, in the order people are shown them.
+CLIENT_NAMES: tuple[str, ...] = tuple(_CLIENTS)
+#: Each client's name as people know it.
+CLIENT_TITLES: dict[str, str] = {name: spec.title for name, spec in _CLIENTS.items()}
+
+
+def _places(home: Path | None, platform: str | None, environ: Mapping[str, str] | None) -> _Places:
+    if home is None and platform is None and environ is None:
+        system = sys.platform
+        home = Path.home()
+        if system == "darwin":
+            app_config = home / "Library" / "Application Support"
+        else:
+            # platformdirs asks Windows for the roaming AppData folder and honours XDG_CONFIG_HOME
+            # elsewhere, which is where Electron looks too.
+            app_config = Path(platformdirs.user_config_dir(roaming=True))
+        xdg = app_config if system not in ("darwin", "win32") else home / ".config"
+        return _Places(home, app_config, xdg, system)
+    home = home or Path.home()
+    env = environ or {}
+    system = platform or sys.platform
+    xdg_value = env.get("XDG_CONFIG_HOME")
+    xdg = Path(xdg_value) if xdg_value else home / ".config"
+    if system == "darwin":
+        return _Places(home, home / "Library" / "Application Support", xdg, system)
+    if system == "win32":
+        appdata = env.get("APPDATA")
+        return _Places(home, Path(appdata) if appdata else home / "AppData" / "Roaming", xdg, system)
+    return _Places(home, xdg, xdg, system)
+
+
+def _spec(client: str) -> _Client:
+    spec = _CLIENTS.get(client)
+    if spec is None:
+        raise InvalidInput(f"Unknown client {client!r}: choose one of {', '.join([*CLIENT_NAMES, CHATGPT])}.")
+    return spec
 
 
 def connect(
@@ -94,24 +358,20 @@ def connect(
 ) -> ConnectResult:
     """Add or refresh the ``tallei`` entry in ``client``'s settings file.
 
-    With ``dry_run`` nothing is read or written, and the message holds the JSON to merge by hand.
+    With ``dry_run`` nothing is read or written, and the message holds the entry to merge by hand.
     ``home``, ``platform`` (a ``sys.platform`` value) and ``environ`` (``APPDATA``,
     ``XDG_CONFIG_HOME``) describe another machine's layout; when all three are omitted, this
     machine's folders are used.
 
     Raises :class:`InvalidInput` for an unknown client, and :class:`ClientConfigError` when the file
-    is not a plain JSON object with an object of servers, or cannot be written; the file is then
-    left as it was.
+    cannot be read as its format, its servers are not a table of named servers, or it cannot be
+    written; the file is then left as it was.
     """
-    if client == "chatgpt":
+    if client == CHATGPT:
         return _explain_chatgpt(settings)
-    spec = _CLIENTS.get(client)
-    if spec is None:
-        raise InvalidInput(f"Unknown client {client!r}: choose one of {', '.join(CLIENT_NAMES)}.")
-
-    path = _config_file(client, _app_config_root(home, platform, environ), home or Path.home())
+    spec = _spec(client)
+    path = spec.location(_places(home, platform, environ))
     entry = _entry(settings, spec)
-    snippet = {spec.servers_key: {SERVER_NAME: entry}}
     lines: list[str] = []
     if settings.passphrase:
         lines.append(
@@ -119,25 +379,79 @@ def connect(
             "TALLEI_PASSPHRASE in its environment to open the store."
         )
     if dry_run:
-        lines.append(json.dumps(snippet, indent=2, ensure_ascii=False))
+        lines.append(snippet(spec.fmt, spec.servers_key, SERVER_NAME, entry))
         lines.append(f"Merge this into {path}, keeping what is already there, then restart {spec.title}.")
+        lines += [spec.note] if spec.note else []
         return ConnectResult(client, path, False, None, entry, "\n".join(lines))
 
-    old_bytes, document = _read(path, client, spec, snippet)
-    servers = document.setdefault(spec.servers_key, {})
-    before = servers.get(SERVER_NAME)
-    servers[SERVER_NAME] = _merge(before, entry, spec)
-    if old_bytes is not None and servers[SERVER_NAME] == before:
+    loaded = _load(path, client, spec, entry)
+    before = loaded.document.get(spec.servers_key, {}).get(SERVER_NAME)
+    merged = _merge(before, entry, spec)
+    if loaded.raw is not None and merged == before:
         lines.append(f"{spec.title} is already connected: {path} has the current entry; nothing changed.")
-        return ConnectResult(client, path, False, None, servers[SERVER_NAME], "\n".join(lines))
+        lines += [spec.note] if spec.note else []
+        return ConnectResult(client, path, False, None, merged, "\n".join(lines))
 
-    backup = _write(path, old_bytes, document)
-    verb = "Updated" if old_bytes is not None else "Created"
+    backup = write(path, loaded.raw, render(loaded, spec.fmt, spec.servers_key, SERVER_NAME, merged, path))
+    verb = "Updated" if loaded.raw is not None else "Created"
     lines.append(f"{verb} {path} with the {SERVER_NAME!r} entry.")
     if backup is not None:
         lines.append(f"The previous file is saved as {backup}.")
+        if spec.fmt == "yaml" and has_yaml_comments(loaded.text):
+            lines.append("Its comments are not in the new file; the saved copy keeps them.")
     lines.append(f"Restart {spec.title} to load it.")
-    return ConnectResult(client, path, True, backup, servers[SERVER_NAME], "\n".join(lines))
+    lines += [spec.note] if spec.note else []
+    return ConnectResult(client, path, True, backup, merged, "\n".join(lines))
+
+
+def disconnect(
+    client: str,
+    *,
+    home: Path | None = None,
+    platform: str | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> ConnectResult:
+    """Remove the ``tallei`` entry from ``client``'s settings file, and nothing else.
+
+    Without such an entry (or without the file) nothing is written. Raises as :func:`connect` does.
+    """
+    spec = _spec(client)
+    path = spec.location(_places(home, platform, environ))
+    loaded = _load(path, client, spec, None)
+    if SERVER_NAME not in loaded.document.get(spec.servers_key, {}):
+        message = f"{spec.title} has no {SERVER_NAME!r} entry in {path}; nothing changed."
+        return ConnectResult(client, path, False, None, {}, message)
+    backup = write(path, loaded.raw, render(loaded, spec.fmt, spec.servers_key, SERVER_NAME, None, path))
+    lines = [f"Removed the {SERVER_NAME!r} entry from {path}; everything else in it is as it was."]
+    if backup is not None:
+        lines.append(f"The previous file is saved as {backup}.")
+        if spec.fmt == "yaml" and has_yaml_comments(loaded.text):
+            lines.append("Its comments are not in the new file; the saved copy keeps them.")
+    lines.append(f"Restart {spec.title} to stop it using Tallei.")
+    return ConnectResult(client, path, True, backup, {}, "\n".join(lines))
+
+
+def connect_all(
+    settings: Settings,
+    *,
+    dry_run: bool = False,
+    home: Path | None = None,
+    platform: str | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> list[tuple[str, ConnectResult | KnownError]]:
+    """Connect every client :func:`detected_clients` finds; one client's failure does not stop the rest."""
+    done: list[tuple[str, ConnectResult | KnownError]] = []
+    for client in detected_clients(home=home, platform=platform, environ=environ):
+        try:
+            done.append(
+                (
+                    client,
+                    connect(settings, client, dry_run=dry_run, home=home, platform=platform, environ=environ),
+                )
+            )
+        except KnownError as exc:
+            done.append((client, exc))
+    return done
 
 
 def detected_clients(
@@ -145,91 +459,47 @@ def detected_clients(
 ) -> list[str]:
     """The clients that can launch Tallei and are installed here.
 
-    A client counts when its program is on ``PATH`` or its own folder holds something the client
-    wrote: the settings file Tallei writes there (with its backups, and the folders leading to it)
-    does not count, so connecting a client never makes it look installed. In :data:`CLIENT_NAMES`
-    order; ChatGPT, which has no local settings, is never among them. ``home``, ``platform`` and
-    ``environ`` are as for :func:`connect` (a given ``environ`` without ``PATH`` finds no program).
+    A client counts when one of its programs is on ``PATH`` or its own folder holds something the
+    client wrote: the settings files Tallei writes (with their backups, and the folders leading to
+    them) do not count, so connecting a client never makes it, or another, look installed. In
+    :data:`CLIENT_NAMES` order. ``home``, ``platform`` and ``environ`` are as for :func:`connect` (a
+    given ``environ`` without ``PATH`` finds no program).
     """
-    app_config = _app_config_root(home, platform, environ)
+    places = _places(home, platform, environ)
     search = None if environ is None else environ.get("PATH", "")
-    home = home or Path.home()
+    ours = [spec.location(places) for spec in _CLIENTS.values()]
     return [
-        name for name in _CLIENTS if _has_program(name, search) or _written_by_client(name, app_config, home)
+        name
+        for name, spec in _CLIENTS.items()
+        if any(shutil.which(program, path=search) for program in spec.programs)
+        or _written_by_client(spec.folder(places), ours, spec.foreign)
     ]
 
 
-#: The program each client puts on ``PATH`` (Claude Desktop puts none there).
-_PROGRAMS = {"cursor": "cursor", "vscode": "code", "gemini": "gemini"}
+def _written_by_client(folder: Path, ours: list[Path], foreign: tuple[str, ...]) -> bool:
+    return folder.is_dir() and _holds_more_than(folder, ours, foreign)
 
 
-def _has_program(client: str, search: str | None) -> bool:
-    program = _PROGRAMS.get(client)
-    return program is not None and shutil.which(program, path=search) is not None
-
-
-def _written_by_client(client: str, app_config: Path, home: Path) -> bool:
-    folder = _app_folder(client, app_config, home)
-    return folder.is_dir() and _holds_more_than(folder, _config_file(client, app_config, home))
-
-
-def _holds_more_than(folder: Path, ours: Path) -> bool:
-    """Whether ``folder`` holds anything besides ``ours``, its backups and the folders on the way to it."""
+def _holds_more_than(folder: Path, ours: list[Path], foreign: tuple[str, ...] = ()) -> bool:
+    """Whether ``folder`` holds anything besides ``ours``, their backups, the folders on the way to
+    them and the ``foreign`` names."""
     try:
         entries = list(folder.iterdir())
     except OSError:
         return False
     for entry in entries:
-        if entry.parent == ours.parent and (entry == ours or entry.name.startswith(f"{ours.name}.")):
+        if entry.name in foreign:
             continue
-        if entry.is_dir() and ours.is_relative_to(entry):
+        if any(
+            entry.parent == o.parent and (entry == o or entry.name.startswith(f"{o.name}.")) for o in ours
+        ):
+            continue
+        if entry.is_dir() and any(o.is_relative_to(entry) for o in ours):
             if _holds_more_than(entry, ours):
                 return True
             continue
         return True
     return False
-
-
-def _app_config_root(home: Path | None, platform: str | None, environ: Mapping[str, str] | None) -> Path:
-    """The per-user folder where Electron apps (Claude Desktop, VS Code) keep their settings."""
-    if home is None and platform is None and environ is None:
-        if sys.platform == "darwin":
-            return Path.home() / "Library" / "Application Support"
-        # platformdirs asks Windows for the roaming AppData folder and honours XDG_CONFIG_HOME elsewhere,
-        # which is where Electron looks too.
-        return Path(platformdirs.user_config_dir(roaming=True))
-    home = home or Path.home()
-    env = environ or {}
-    system = platform or sys.platform
-    if system == "darwin":
-        return home / "Library" / "Application Support"
-    if system == "win32":
-        appdata = env.get("APPDATA")
-        return Path(appdata) if appdata else home / "AppData" / "Roaming"
-    xdg = env.get("XDG_CONFIG_HOME")
-    return Path(xdg) if xdg else home / ".config"
-
-
-def _app_folder(client: str, app_config: Path, home: Path) -> Path:
-    """The folder a client creates once it has run, which holds its settings file."""
-    if client == "claude":
-        return app_config / "Claude"
-    if client == "vscode":
-        return app_config / "Code"
-    if client == "cursor":
-        return home / ".cursor"
-    return home / ".gemini"
-
-
-def _config_file(client: str, app_config: Path, home: Path) -> Path:
-    if client == "claude":
-        return app_config / "Claude" / "claude_desktop_config.json"
-    if client == "vscode":
-        # The default profile's user file; named profiles keep their own under User/profiles/.
-        return app_config / "Code" / "User" / "mcp.json"
-    if client == "cursor":
-        return home / ".cursor" / "mcp.json"
-    return home / ".gemini" / "settings.json"
 
 
 def _launcher() -> list[str]:
@@ -250,13 +520,7 @@ def _launcher() -> list[str]:
 
 def _entry(settings: Settings, spec: _Client) -> dict[str, Any]:
     command, *args = _launcher()
-    entry: dict[str, Any] = {"type": "stdio"} if spec.typed else {}
-    entry["command"] = command
-    entry["args"] = args
-    env = _environment(settings)
-    if env:
-        entry["env"] = env
-    return entry
+    return spec.shape(command, args, _environment(settings))
 
 
 def _environment(settings: Settings) -> dict[str, str]:
@@ -275,13 +539,15 @@ def _merge(old: object, fresh: dict[str, Any], spec: _Client) -> dict[str, Any]:
     if not isinstance(old, dict):
         return fresh
     merged = {k: v for k, v in old.items() if k not in _REMOTE_KEYS}
-    if not spec.typed and merged.get("type", "stdio") != "stdio":
+    if "type" not in fresh and merged.get("type", "stdio") != "stdio":
         del merged["type"]
-    merged.update({k: v for k, v in fresh.items() if k != "env"})
+    merged.update(
+        {k: v for k, v in fresh.items() if k != spec.env_key and not (k in spec.defaults and k in merged)}
+    )
 
-    old_env = old.get("env")
+    old_env = old.get(spec.env_key)
     env: dict[str, Any] = {}
-    fresh_env: dict[str, str] = fresh.get("env", {})
+    fresh_env: dict[str, str] = fresh.get(spec.env_key, {})
     for key, value in (old_env if isinstance(old_env, dict) else {}).items():
         if key not in _MANAGED_ENV:
             env[key] = value
@@ -289,167 +555,50 @@ def _merge(old: object, fresh: dict[str, Any], spec: _Client) -> dict[str, Any]:
             env[key] = fresh_env[key]
     for key, value in fresh_env.items():
         env.setdefault(key, value)
-    if env:
-        merged["env"] = env
+    if env or spec.env_key in spec.keep_empty:
+        merged[spec.env_key] = env
     else:
-        merged.pop("env", None)
+        merged.pop(spec.env_key, None)
     return merged
 
 
-class _DuplicateKey(ValueError):
-    pass
+def _load(path: Path, client: str, spec: _Client, entry: dict[str, Any] | None) -> Loaded:
+    hint = f"fix it, or add the entry by hand (`tallei-desktop connect {client} --print` shows it)"
+    paste = json.dumps({spec.servers_key: {SERVER_NAME: entry}}, ensure_ascii=False) if entry else "{}"
+    if entry is None:
+        hint = f"fix it, or remove the {SERVER_NAME!r} entry by hand"
+        paste = f"remove the {SERVER_NAME!r} entry from {spec.servers_key!r}"
+    return load(path, spec.fmt, spec.servers_key, hint, paste)
 
 
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    # json.loads would keep only the last of two equal keys, and the rewrite would silently drop the other.
-    document: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in document:
-            raise _DuplicateKey(key)
-        document[key] = value
-    return document
-
-
-def _has_comments(text: str) -> bool:
-    """Whether ``text`` holds ``//`` or ``/*`` outside a string, as JSONC files do."""
-    in_string = escaped = False
-    for i, ch in enumerate(text):
-        if in_string:
-            if escaped:
-                escaped = False
-            elif ch == "\\":
-                escaped = True
-            elif ch == '"':
-                in_string = False
-        elif ch == '"':
-            in_string = True
-        elif ch == "/" and text[i + 1 : i + 2] in ("/", "*"):
-            return True
-    return False
-
-
-def _kind(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true/false"
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, str):
-        return "a string"
-    return "a number"
-
-
-def _read(
-    path: Path, client: str, spec: _Client, snippet: dict[str, Any]
-) -> tuple[bytes | None, dict[str, Any]]:
-    """The file's exact bytes (``None`` when it does not exist) and its parsed object."""
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        return None, {}
-    except OSError as exc:
-        raise ClientConfigError(
-            f"Cannot read {path}: {exc.strerror or exc}. Check its permissions."
-        ) from None
-    by_hand = f"fix it, or add the entry by hand (`tallei-desktop connect {client} --print` shows it)"
-    try:
-        text = raw.decode("utf-8-sig")  # editors on Windows may add a byte-order mark
-    except UnicodeDecodeError:
-        raise ClientConfigError(f"{path} is not UTF-8 text; {by_hand}.") from None
-    if not text.strip():
-        return raw, {}
-    try:
-        document = json.loads(text, object_pairs_hook=_unique_keys)
-    except json.JSONDecodeError as exc:
-        if _has_comments(text):
-            one_line = json.dumps(snippet, ensure_ascii=False)
-            raise ClientConfigError(
-                f"{path} contains comments, which this command does not support (rewriting the file would "
-                f"drop them); nothing was changed. Paste this into it by hand: {one_line}"
-            ) from None
-        raise ClientConfigError(
-            f"{path} is not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno}); {by_hand}."
-        ) from None
-    except _DuplicateKey as exc:
-        raise ClientConfigError(
-            f"{path} has the key {exc.args[0]!r} twice; keep one and run this again."
-        ) from None
-    if not isinstance(document, dict):
-        raise ClientConfigError(
-            f"{path} must hold a JSON object ({{...}}) at the top level, not {_kind(document)}; {by_hand}."
-        )
-    servers = document.get(spec.servers_key, {})
-    if not isinstance(servers, dict):
-        raise ClientConfigError(
-            f'In {path}, "{spec.servers_key}" must be an object of named servers, not {_kind(servers)}; {by_hand}.'
-        )
-    return raw, document
-
-
-def _write(path: Path, old_bytes: bytes | None, document: dict[str, Any]) -> Path | None:
-    """Replace the file atomically and return the backup of its previous bytes, if there were any."""
-    data = (json.dumps(document, indent=2, ensure_ascii=False) + "\n").encode("utf-8")
-    # Write through a symlink (dotfile managers link these files) instead of replacing the link itself.
-    target = path.resolve() if path.is_symlink() else path
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        # New files start private: MCP client settings tend to collect API keys in their env blocks.
-        mode = stat.S_IMODE(target.stat().st_mode) if old_bytes is not None else 0o600
-        backup: Path | None = None
-
-        def unchanged_then_backed_up() -> None:
-            nonlocal backup
-            if _current_bytes(target) != old_bytes:
-                raise ClientConfigError(
-                    f"{path} changed while Tallei was updating it; nothing was written. Run again."
-                )
-            backup = _backup(path, old_bytes, mode) if old_bytes is not None else None
-
-        replace_file(target, data, mode=mode, before_replace=unchanged_then_backed_up)
-    except OSError as exc:
-        reason = exc.strerror or exc
-        raise ClientConfigError(f"Cannot write {path}: {reason}. Check the folder's permissions.") from None
-    return backup
-
-
-def _current_bytes(path: Path) -> bytes | None:
-    try:
-        return path.read_bytes()
-    except FileNotFoundError:
-        return None
-
-
-def _backup(path: Path, content: bytes, mode: int) -> Path:
-    stem = f"{path.name}.bak-{datetime.now():%Y%m%d-%H%M%S}"
-    for attempt in range(1, 100):
-        candidate = path.with_name(stem if attempt == 1 else f"{stem}-{attempt}")
-        try:
-            fd = os.open(candidate, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0), mode)
-        except FileExistsError:
-            continue  # two changes within one second: keep both backups
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(content)
-        os.chmod(candidate, mode)  # the umask may have narrowed it; the copy must not be wider either
-        return candidate
-    raise ClientConfigError(f"Too many backups of {path} this second; wait a moment and run this again.")
+def tunnel_command(launcher: list[str] | None = None) -> str:
+    """The command line that runs OpenAI's tunnel-client with Tallei's stdio server behind it."""
+    server = launcher or _launcher()
+    quoted = subprocess.list2cmdline(server) if os.name == "nt" else shlex.join(server)
+    mcp = subprocess.list2cmdline([quoted]) if os.name == "nt" else shlex.quote(quoted)
+    return (
+        "tunnel-client run --control-plane.tunnel-id <YOUR_TUNNEL_ID> "
+        f"--control-plane.api-key env:CONTROL_PLANE_API_KEY --mcp.command {mcp}"
+    )
 
 
 def _explain_chatgpt(settings: Settings) -> ConnectResult:
-    host = f"[{settings.http_host}]" if ":" in settings.http_host else settings.http_host
-    authority = f"{host}:{settings.http_port}"
-    url = f"http://{authority}/mcp"
+    command = tunnel_command()
     lines = [
-        "ChatGPT cannot launch programs on this computer; it would use Tallei's HTTP endpoint:",
-        f"  URL:     {url}",
-        "  Header:  Authorization: Bearer <token>   (run `tallei-desktop token` to see the token)",
-        "Start the endpoint with `tallei-desktop serve`, or keep the tray app running.",
-        "ChatGPT's connectors run on OpenAI's servers, so they cannot reach a loopback address such as "
-        f"{settings.http_host} directly: that needs a tunnel you trust, forwarding a public HTTPS address to "
-        f"{authority} with the Host header set to {authority} (Tallei refuses other hosts).",
-        "ChatGPT's connector settings offer OAuth or no authentication, not a fixed header, so the tunnel "
-        "would have to add the Authorization header, and anyone who can reach its address could then read "
-        "and change your memories.",
+        "ChatGPT desktop app (macOS, Windows), local threads: it reads Codex's settings. Run "
+        "`tallei-desktop connect codex`, then restart the app.",
+        "ChatGPT on the web (Chat mode): its apps and connectors run on OpenAI's servers, so they cannot start "
+        "a program or reach an address on this computer. The one way that keeps Tallei here is OpenAI's Secure "
+        "MCP Tunnel: tunnel-client connects out to OpenAI (nothing listens on this computer) and starts Tallei "
+        "for ChatGPT. You need an OpenAI Platform tunnel id and a restricted runtime key (Tunnels: Read and "
+        "Use) in CONTROL_PLANE_API_KEY; keep this running:",
+        f"  {command}",
+        "Then in ChatGPT, under Settings → Apps → Advanced → Developer mode, create an app with "
+        "Connection: Tunnel and the same tunnel id. `tunnel-client help quickstart` explains each step.",
+        "Do not publish Tallei's loopback endpoint through a public tunnel: ChatGPT offers only OAuth or no "
+        "authentication, so anyone who found the address could read and change your memories.",
+        "For everyone else, Tallei's browser extension works inside chatgpt.com: "
+        "`tallei-desktop connect chrome` (or chromium, edge, brave, firefox) registers it.",
     ]
-    entry: dict[str, Any] = {"url": url, "headers": {"Authorization": "Bearer <token>"}}
-    return ConnectResult("chatgpt", None, False, None, entry, "\n".join(lines))
+    entry: dict[str, Any] = {"tunnel_command": command}
+    return ConnectResult(CHATGPT, None, False, None, entry, "\n".join(lines))

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import shlex
+import tomllib
 from pathlib import Path
 
 from PySide6.QtGui import QPalette
 from pytestqt.qtbot import QtBot
 
-from tallei_desktop.app.clients import ConnectResult, connect, detected_clients
+from tallei_desktop.app.clients import CLIENT_NAMES, ConnectResult, connect, detected_clients, tunnel_command
 from tallei_desktop.app.key_agent import connect_note
 from tallei_desktop.config import load_settings
 from tallei_desktop.core import KEY_FILE_NAME
@@ -204,3 +206,70 @@ def test_connecting_on_a_passphrase_store_says_what_the_assistant_needs(
     note = connect_note(settings)
     assert note is not None and note in page.connect_result.text()
     assert "Restart Gemini CLI" in page.connect_result.text()
+
+
+def test_every_client_has_a_button_and_connect_all_connects_only_those_found(
+    qtbot: QtBot, tmp_path: Path, backend: Backend, ops: Ops
+) -> None:
+    home = tmp_path / "home"
+    for folder in (".cursor", ".codex"):
+        (home / folder).mkdir(parents=True)
+        (home / folder / "state.json").write_text("{}", encoding="utf-8")  # each has run here
+    layout = {"home": home, "platform": "linux", "environ": {}}
+    settings = load_settings(
+        environ={"TALLEI_DATA_DIR": str(tmp_path / "data")}, config_path=tmp_path / "absent.toml"
+    )
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / KEY_FILE_NAME).write_bytes(b"a key file")  # a passphrase-guarded store
+    page = AssistantsPage(
+        backend,
+        ops,
+        connect=lambda client: connect(settings, client, **layout),  # type: ignore[arg-type]
+        detect=lambda: detected_clients(**layout),  # type: ignore[arg-type]
+        settings=settings,
+    )
+    qtbot.addWidget(page)
+    assert set(page.connect_buttons) == set(CLIENT_NAMES)
+    assert not page.connect_all_button.isEnabled()  # nothing looked for yet
+    with qtbot.waitSignal(page.loaded, timeout=WAIT_MS):
+        page.show()
+    qtbot.waitUntil(page.connect_all_button.isEnabled, timeout=WAIT_MS)
+    assert [n for n, label in page.installed.items() if label.text()] == ["codex", "cursor"]
+
+    with qtbot.waitSignal(page.connected_all, timeout=WAIT_MS) as done:
+        page.connect_all_button.click()
+
+    assert done.args[0] == ["codex", "cursor"]
+    assert tomllib.loads((home / ".codex" / "config.toml").read_text(encoding="utf-8"))["mcp_servers"][
+        "tallei"
+    ]
+    assert "tallei" in json.loads((home / ".cursor" / "mcp.json").read_text(encoding="utf-8"))["mcpServers"]
+    assert sorted(p.name for p in home.iterdir()) == [".codex", ".cursor"]  # nothing for the others
+    text = page.connect_result.text()
+    assert text.startswith("Codex: Created") and "\nCursor: Created" in text
+    note = connect_note(settings)
+    assert note is not None and text.endswith(note)
+
+
+def test_chatgpt_is_offered_the_tunnel_and_never_a_loopback_address_or_a_token(
+    qtbot: QtBot, backend: Backend, ops: Ops
+) -> None:
+    page = AssistantsPage(backend, ops)
+    qtbot.addWidget(page)
+    page.set_endpoint("http://127.0.0.1:8765/mcp", "secret-token", "The endpoint is serving.")
+
+    assert page.tunnel_command.text() == tunnel_command()
+    argv = shlex.split(page.tunnel_command.text())
+    assert (
+        argv[:2] == ["tunnel-client", "run"]
+        and shlex.split(argv[argv.index("--mcp.command") + 1])[-1] == "mcp"
+    )
+    said = page.chatgpt_steps.text() + page.chatgpt_caution.text()
+    assert "Secure MCP Tunnel" in said and "tunnel id" in said and "Connection: Tunnel" in said
+    assert "Connect</i> Codex" in said and "OAuth" in said and "browser extension" in said
+    for wrong in ("127.0.0.1", "Bearer", "token", "/mcp"):
+        assert wrong not in said, wrong
+    # The address and token are for other programs on this computer, in a box of their own.
+    assert page.address.text() == "http://127.0.0.1:8765/mcp" and page.copy_token.isEnabled()
+    box = page.address.parentWidget()
+    assert box is not None and "ChatGPT" not in box.title()  # type: ignore[attr-defined]

@@ -16,6 +16,7 @@ from tallei_desktop.core import (
     Conflict,
     ConflictResolution,
     EventKind,
+    InvalidInput,
     Memory,
     MemoryFilter,
     MemoryHistory,
@@ -231,6 +232,16 @@ class Backend:
             and (not query.types or h.memory.type in query.types)
             and (not query.platforms or query.platforms.intersection(h.memory.platforms))
         ]
+        # Typed as it is searched, the last word is often unfinished ("coffe"): memories holding
+        # every word, each also as a prefix, follow the ranked hits.
+        seen = {m.id for m in rows}
+        try:
+            by_words, _ = self._read(
+                replace(query.to_filter(), text=query.text), _NATURAL[query.view], True, 0, _SEARCH_LIMIT
+            )
+        except InvalidInput:  # more words than a text filter takes: the ranked hits say enough
+            by_words = []
+        rows += [m for m in by_words if m.id not in seen]
         if query.sort is not None:
             key = query.sort
             rows.sort(key=lambda m: _search_order(m, key), reverse=query.descending)  # type: ignore[arg-type,return-value]

@@ -528,3 +528,20 @@ def test_a_type_change_on_archived_says_the_memory_is_active_again(
     assert (
         page.message_label.text() == "Moved to Long-term as a decision: “The boiler was serviced in March”."
     )
+
+
+def test_an_unfinished_word_finds_its_memory_and_an_edit_keeps_it_selected(
+    qtbot: QtBot, service: MemoryService, backend: Backend, ops: Ops
+) -> None:
+    mid = service.save("I like my coffee black", type="preference", platform="claude").id
+    service.save("I prefer tabs", type="preference", platform="claude")
+    page = _page(qtbot, View.PREFERENCES, backend, ops)
+    with qtbot.waitSignal(page.loaded, timeout=WAIT_MS):
+        page.search.setText("coffe")  # typed as far as this, the search runs by itself
+    assert [m.id for m in page.model.memories()] == [mid]
+    page.select_row(0)
+    with qtbot.waitSignal(page.loaded, timeout=WAIT_MS):
+        page.set_text(mid, "I like my coffee black, no sugar")
+    assert page.selected_id() == mid
+    assert page.current_memory() is not None
+    assert page.current_memory().content == "I like my coffee black, no sugar"  # type: ignore[union-attr]

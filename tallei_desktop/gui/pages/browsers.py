@@ -7,7 +7,7 @@ from collections.abc import Callable
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QShowEvent
-from PySide6.QtWidgets import QGridLayout, QGroupBox, QLabel, QPushButton, QWidget
+from PySide6.QtWidgets import QGroupBox, QHBoxLayout, QLabel, QPushButton, QVBoxLayout, QWidget
 
 from tallei_desktop.app.browsers import BrowserResult, BrowserState, browser_states, connect_browser
 from tallei_desktop.config import Settings
@@ -38,17 +38,23 @@ class BrowsersBox(QGroupBox):
         self._states = states or browser_states
         self._connect = connect or (lambda browser: connect_browser(settings, browser))
         self.setAccessibleName("Tallei in your browser")
-        self._grid = QGridLayout(self)
-        self._grid.setColumnStretch(1, 1)
         # A tooltip rather than a wrapped line: the page must fit the window's smallest size.
         self.setToolTip(
             "Tallei's browser extension brings your memories into ChatGPT, Claude and Gemini on the web. "
             "Connect a browser so the extension can reach Tallei on this computer."
         )
+        # One row of browsers, present from the start, so the box never grows under the rest of the page.
+        self._row = QHBoxLayout()
+        self.looking = QLabel("Looking for browsers…", self)
+        self.looking.setMinimumHeight(QPushButton("Connect").sizeHint().height())
+        self._row.addWidget(self.looking)
+        self._row.addStretch(1)
         self.result = QLabel(self)
-        self.result.setWordWrap(True)
         self.result.setAccessibleName("What connecting a browser changed")
         self.result.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        box = QVBoxLayout(self)
+        box.addLayout(self._row)
+        box.addWidget(self.result)
         #: Per browser shown: its state label and its Connect button.
         self.states: dict[str, QLabel] = {}
         self.buttons: dict[str, QPushButton] = {}
@@ -63,32 +69,28 @@ class BrowsersBox(QGroupBox):
 
     def _show(self, found: list[BrowserState]) -> None:
         for widget in self._rows:
-            self._grid.removeWidget(widget)
+            self._row.removeWidget(widget)
             widget.deleteLater()
         self._rows.clear()
         self.states.clear()
         self.buttons.clear()
         shown = [s for s in found if s.installed or s.connected]
-        line = 1
-        for state in shown:
-            title = QLabel(f"<b>{state.title}</b>", self)
-            label = QLabel("connected" if state.connected else "not connected", self)
-            button = QPushButton(f"Connect {state.title}", self)
+        self.looking.setText(
+            "" if shown else "No Chrome, Chromium, Edge, Brave or Firefox was found on this computer."
+        )
+        self.looking.setVisible(not shown)
+        for place, state in enumerate(shown):
+            label = QLabel(
+                f"<b>{state.title}</b>: {'connected' if state.connected else 'not connected'}", self
+            )
+            button = QPushButton("Connect", self)
             button.setAccessibleName(f"Connect {state.title}")
             button.clicked.connect(lambda _checked=False, name=state.browser: self.connect_browser(name))
-            for column, widget in enumerate((title, label, button)):
-                self._grid.addWidget(widget, line, column)
-                self._rows.append(widget)
+            self._row.insertWidget(2 * place, label)
+            self._row.insertWidget(2 * place + 1, button)
+            self._rows += [label, button]
             self.states[state.browser] = label
             self.buttons[state.browser] = button
-            line += 1
-        if not shown:
-            none = QLabel("No Chrome, Chromium, Edge, Brave or Firefox was found on this computer.", self)
-            none.setWordWrap(True)
-            self._grid.addWidget(none, line, 0, 1, 3)
-            self._rows.append(none)
-            line += 1
-        self._grid.addWidget(self.result, line, 0, 1, 3)
         self.loaded.emit()
 
     def connect_browser(self, name: str) -> None:

@@ -15,6 +15,7 @@ import sys
 from collections.abc import Callable, Coroutine, Sequence
 from typing import TYPE_CHECKING, Any
 
+from PySide6.QtCore import QTimer
 from PySide6.QtGui import QGuiApplication
 from PySide6.QtWidgets import QApplication, QMessageBox, QSystemTrayIcon
 
@@ -37,6 +38,10 @@ if TYPE_CHECKING:
 __all__ = ["TrayApp", "run_gui"]
 
 log = logging.getLogger(__name__)
+
+
+#: How long after the tray icon appears its first balloon waits (see TrayApp._build).
+_GREETING_DELAY_MS = 1_500
 
 
 def _say(text: str) -> None:
@@ -213,8 +218,11 @@ class TrayApp:
             tray.show()
             if not self.first_run:
                 # The window stays closed, so say once where Tallei went.
-                self.greeting = "Tallei is running in the tray: click the icon to see your memories."
-                tray.icon.showMessage("Tallei", self.greeting, QSystemTrayIcon.MessageIcon.Information, 6_000)
+                greeting = "Tallei is running in the tray: click the icon to see your memories."
+                self.greeting = greeting
+                # A tray host embeds a new icon a moment after it is shown, and a balloon asked for
+                # before that has nowhere to point and is dropped.
+                QTimer.singleShot(_GREETING_DELAY_MS, lambda: tray.greet(greeting))
         else:
             why = (
                 "No system tray was found on this desktop, so Tallei runs in this window; "

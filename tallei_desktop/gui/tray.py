@@ -168,6 +168,10 @@ class Tray(QObject):
         self._balloon_at = now
         self._behind = False
 
+    def greet(self, text: str) -> None:
+        """A one-off information balloon, such as where Tallei went when its window stays closed."""
+        self._balloon("Tallei", text, QSystemTrayIcon.MessageIcon.Information)
+
     def _balloon(self, title: str, text: str, kind: QSystemTrayIcon.MessageIcon) -> None:
         self.icon.showMessage(title, text, kind, _NOTIFY_MS)
         self.balloon_shown.emit(title, text)

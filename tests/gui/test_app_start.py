@@ -86,15 +86,23 @@ def test_a_later_start_in_the_tray_says_once_where_tallei_is(
     ).service.close()
     app = TrayApp(settings, has_tray=True)
 
+    balloons: list[tuple[str, str]] = []
+
     async def start() -> int:
         running = asyncio.ensure_future(app.run())
         while app.window is None or app.tray is None:
             await asyncio.sleep(0.01)
+        app.tray.balloon_shown.connect(lambda title, text: balloons.append((title, text)))
+        # The balloon waits for the tray host to embed the icon, then is really asked for.
+        deadline = loop.time() + TIMEOUT_S
+        while not balloons and loop.time() < deadline:
+            await asyncio.sleep(0.05)
         app.quit()
         return await asyncio.wait_for(running, TIMEOUT_S)
 
     assert loop.run_until_complete(start()) == 0
     assert app.greeting == "Tallei is running in the tray: click the icon to see your memories."
+    assert balloons == [("Tallei", app.greeting)]
     assert app.window is not None and not app.window.isVisible()
 
 

@@ -571,11 +571,14 @@ def _load(path: Path, client: str, spec: _Client, entry: dict[str, Any] | None) 
     return load(path, spec.fmt, spec.servers_key, hint, paste)
 
 
-def tunnel_command(launcher: list[str] | None = None) -> str:
-    """The command line that runs OpenAI's tunnel-client with Tallei's stdio server behind it."""
+def tunnel_command(launcher: list[str] | None = None, *, windows: bool | None = None) -> str:
+    """The command line that runs OpenAI's tunnel-client with Tallei's stdio server behind it,
+    quoted for this system's shell (``windows`` chooses another's)."""
     server = launcher or _launcher()
-    quoted = subprocess.list2cmdline(server) if os.name == "nt" else shlex.join(server)
-    mcp = subprocess.list2cmdline([quoted]) if os.name == "nt" else shlex.quote(quoted)
+    if windows is None:
+        windows = os.name == "nt"
+    quoted = subprocess.list2cmdline(server) if windows else shlex.join(server)
+    mcp = subprocess.list2cmdline([quoted]) if windows else shlex.quote(quoted)
     return (
         "tunnel-client run --control-plane.tunnel-id <YOUR_TUNNEL_ID> "
         f"--control-plane.api-key env:CONTROL_PLANE_API_KEY --mcp.command {mcp}"

@@ -557,13 +557,15 @@ def test_chatgpt_is_told_the_truth_and_nothing_is_written(home: Path, tmp_path: 
 def test_the_tunnel_command_quotes_a_path_with_spaces() -> None:
     from tallei_desktop.app.clients import tunnel_command
 
-    line = tunnel_command(["/Applications/Tallei desktop/tallei-desktop", "mcp"])
+    line = tunnel_command(["/Applications/Tallei desktop/tallei-desktop", "mcp"], windows=False)
 
     argv = shlex.split(line)
     assert shlex.split(argv[argv.index("--mcp.command") + 1]) == [
         "/Applications/Tallei desktop/tallei-desktop",
         "mcp",
     ]
+    on_windows = tunnel_command([r"C:\Program Files\Tallei\tallei-desktop.exe", "mcp"], windows=True)
+    assert on_windows.endswith(r' --mcp.command "\"C:\Program Files\Tallei\tallei-desktop.exe\" mcp"')
 
 
 def test_unknown_client_is_refused(home: Path, settings: Settings) -> None:

@@ -33,6 +33,7 @@ from tallei_desktop.core import KnownError, PlatformUsage
 from tallei_desktop.gui.backend import Backend
 from tallei_desktop.gui.models import short_time
 from tallei_desktop.gui.ops import Ops
+from tallei_desktop.gui.pages.browsers import BrowsersBox
 
 __all__ = ["CLIENT_TITLES", "AssistantsPage"]
 
@@ -214,6 +215,7 @@ class AssistantsPage(QWidget):
         layout.setContentsMargins(0, 0, 0, 0)
         layout.addWidget(clients_box)
         layout.addWidget(chatgpt)
+        layout.addWidget(BrowsersBox(ops, settings=settings, parent=self))
         layout.addWidget(http)
 
     def set_endpoint(self, url: str, token: str, state: str) -> None:

@@ -1,15 +1,17 @@
 """Tray-app benchmark: the main window on a 10,000-memory store, filtering and sorting it, and the Qt
-event loop while another process saves 1,000 memories.
+event loop and page switches while another process saves 2,000 memories.
 
 Prints a table and writes JSON (default bench/results/gui.json). Runs offscreen; targets: window
 shown with its first view filled < 500 ms, filter or sort < 200 ms, longest event-loop stall < 100 ms
-while another process saves, views caught up < 2 s after the last save.
+while another process saves, a page switch painted < 100 ms (idle and under that load; median and
+worst), views caught up < 2 s after the last save.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -32,10 +34,13 @@ import sys, time
 from pathlib import Path
 sys.path.insert(0, {repo!r})
 from bench.bench_gui import open_service, text_for
-service = open_service(Path({path!r}))
+service = open_service(Path({path!r}), {model!r})
+if {model!r}:
+    service.start_background()
 for i in range({n}):
     service.save(text_for({start} + i), type="fact", platform="cursor")
 print(time.time(), flush=True)
+service.wait_idle(600)
 service.close()
 """
 
@@ -44,14 +49,26 @@ def text_for(i: int) -> str:
     return f"Note {i}: {SUBJECTS[i % len(SUBJECTS)]} detail number {i * 7919 % 100_003} for the record"
 
 
-def open_service(path: Path) -> Any:
+def open_service(path: Path, model_dir: str | None = None) -> Any:
+    """A service on the bench store; with ``model_dir`` it embeds with the real model, as an MCP server does."""
+    from tallei_desktop.core.embeddings import FastEmbedEmbedder
     from tallei_desktop.core.retrieval import Budgets
     from tallei_desktop.core.service import MemoryService
     from tallei_desktop.core.store.database import Database
     from tests.support.fake_embedder import HashEmbedder
 
     budgets = Budgets(preference=1_500, long_term=4_800, short_term=1_700, short_term_days=60)
-    return MemoryService(Database(path, KEY, key_source="bench key"), HashEmbedder(), budgets=budgets)
+    embedder = (
+        FastEmbedEmbedder(
+            "sentence-transformers/all-MiniLM-L6-v2",
+            model_dir=Path(model_dir),
+            cache_dir=path.parent / "models",
+            allow_download=False,
+        )
+        if model_dir
+        else HashEmbedder()
+    )
+    return MemoryService(Database(path, KEY, key_source="bench key"), embedder, budgets=budgets)
 
 
 def fill(path: Path, n: int) -> None:
@@ -68,11 +85,17 @@ def fill(path: Path, n: int) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--memories", type=int, default=10_000)
-    parser.add_argument("--saves", type=int, default=1_000)
+    parser.add_argument("--saves", type=int, default=2_000)
+    parser.add_argument(
+        "--model-dir",
+        type=Path,
+        default=REPO_ROOT.parent / "shared" / "models" / "all-MiniLM-L6-v2-onnx",
+        help="the saving process embeds with this model, as an MCP server would (none: a hashing stand-in)",
+    )
     parser.add_argument("--out", type=Path, default=REPO_ROOT / "bench" / "results" / "gui.json")
     args = parser.parse_args()
 
-    from PySide6.QtCore import QElapsedTimer, QEventLoop, QTimer
+    from PySide6.QtCore import QElapsedTimer, QEvent, QEventLoop, QObject, QTimer
     from PySide6.QtWidgets import QApplication
 
     from tallei_desktop.config import load_settings
@@ -99,6 +122,28 @@ def main() -> int:
         QTimer.singleShot(timeout_ms, loop.quit)
         loop.exec()
         signal.disconnect(loop.quit)
+
+    class SwitchProbe(QObject):
+        """Times a page switch: from asking for the page to the first paint of its table."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.started: float | None = None
+            self.target: object = None
+            self.samples: list[float] = []
+            self.fresh_started: float | None = None
+            self.fresh: list[float] = []
+
+        def loaded(self) -> None:
+            if self.fresh_started is not None:
+                self.fresh.append((time.perf_counter() - self.fresh_started) * 1e3)
+                self.fresh_started = None
+
+        def eventFilter(self, watched: QObject, event: QEvent) -> bool:
+            if event.type() == QEvent.Type.Paint and watched is self.target and self.started is not None:
+                self.samples.append((time.perf_counter() - self.started) * 1e3)
+                self.started = None
+            return False
 
     results: dict[str, float] = {}
     # The first view (Preferences) holds a tenth of the store; Long-term holds most of it.
@@ -130,6 +175,38 @@ def main() -> int:
     results["sort_max_ms"] = max(timings["sort"])
     results["filter_max_ms"] = max(timings["filter"])
 
+    switch_probe = SwitchProbe()
+    cycle = [PageName.PREFERENCES, PageName.LONG_TERM, PageName.RECENT]
+    pages = {
+        PageName.PREFERENCES: View.PREFERENCES,
+        PageName.LONG_TERM: View.LONG_TERM,
+        PageName.RECENT: View.RECENT,
+    }
+    for view in pages.values():
+        window.memory_pages[view].table.viewport().installEventFilter(switch_probe)
+        window.memory_pages[view].loaded.connect(switch_probe.loaded)
+    turn = [0]
+
+    def switch() -> None:
+        turn[0] += 1
+        name = cycle[turn[0] % len(cycle)]
+        page = window.memory_pages[pages[name]]
+        switch_probe.target = page.table.viewport()
+        switch_probe.started = time.perf_counter()
+        # A page that missed changes while hidden reloads on show: time until its fresh rows are in too.
+        switch_probe.fresh_started = switch_probe.started if page.isHidden() and page._dirty else None
+        window.show_page(name)
+
+    switcher = QTimer()
+    switcher.setInterval(300)
+    switcher.timeout.connect(switch)
+    idle = QEventLoop()
+    switcher.start()
+    QTimer.singleShot(300 * 13, idle.quit)
+    idle.exec()
+    switcher.stop()
+    idle_switches, switch_probe.samples = switch_probe.samples, []
+
     say(f"another process saves {args.saves:,} memories")
     watcher = StoreWatcher(backend, ops)
     watcher.changed.connect(window.store_changed)
@@ -146,11 +223,18 @@ def main() -> int:
 
     probe.timeout.connect(on_tick)
     probe.start()
+    switcher.start()
     writer = subprocess.Popen(
         [
             sys.executable,
             "-c",
-            WRITER.format(repo=str(REPO_ROOT), path=str(path), n=args.saves, start=args.memories),
+            WRITER.format(
+                repo=str(REPO_ROOT),
+                path=str(path),
+                n=args.saves,
+                start=args.memories,
+                model=str(args.model_dir) if args.model_dir and args.model_dir.is_dir() else None,
+            ),
         ],
         stdout=subprocess.PIPE,
         text=True,
@@ -173,6 +257,9 @@ def main() -> int:
     QTimer.singleShot(600_000, done.quit)
     done.exec()
     checker.stop()
+    switcher.stop()
+    loaded_switches = switch_probe.samples
+    fresh_switches = switch_probe.fresh
     caught_up_at = caught_up[0] if caught_up else None
     probe.stop()
     assert writer.stdout is not None
@@ -180,6 +267,18 @@ def main() -> int:
     watcher.stop()
     results["longest_stall_ms"] = max(gaps) - 10 if gaps else 0.0
     results["catch_up_after_last_save_ms"] = max(0.0, ((caught_up_at or time.time()) - last_save) * 1e3)
+    for label, samples in (
+        ("idle", idle_switches),
+        ("under_load", loaded_switches),
+        ("under_load_fresh_rows", fresh_switches),
+    ):
+        if samples:
+            results[f"page_switch_{label}_median_ms"] = statistics.median(samples)
+            results[f"page_switch_{label}_max_ms"] = max(samples)
+    say(
+        f"page switches timed: {len(idle_switches)} idle, {len(loaded_switches)} under load "
+        f"({len(fresh_switches)} of them reloading)"
+    )
 
     ops.shutdown()
     service.close()
@@ -190,6 +289,12 @@ def main() -> int:
         "filter_max_ms": 200,
         "longest_stall_ms": 100,
         "catch_up_after_last_save_ms": 2000,
+        "page_switch_idle_median_ms": 100,
+        "page_switch_idle_max_ms": 100,
+        "page_switch_under_load_median_ms": 100,
+        "page_switch_under_load_max_ms": 100,
+        "page_switch_under_load_fresh_rows_median_ms": 100,
+        "page_switch_under_load_fresh_rows_max_ms": 100,
     }
     rows = [f"{'measure':<30} {'ms':>10} {'target':>8}"]
     for name, value in results.items():

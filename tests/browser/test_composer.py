@@ -19,11 +19,15 @@ OPEN = "[Tallei memory]"
 
 
 @pytest.fixture(scope="module")
-def seeded(session_browser: Browser) -> tuple[int, list[str]]:
-    """The seeds saved, and how many of them (and which) recall gives for DRAFT."""
+def seeded(session_browser: Browser) -> None:
     with open_store(session_browser.env) as svc:
         for text in SEEDS:
             svc.save(text, platform="claude")
+
+
+def recall_now(browser: Browser) -> tuple[int, list[str]]:
+    """How many memories recall gives for DRAFT on the store as it is now, and which."""
+    with open_store(browser.env) as svc:
         items = svc.recall(DRAFT).items
         return len(items), [item.memory.id for item in items]
 
@@ -31,6 +35,20 @@ def seeded(session_browser: Browser) -> tuple[int, list[str]]:
 def reference_counts(browser: Browser, ids: list[str]) -> list[int]:
     with open_store(browser.env) as svc:
         return [svc.get(i).reference_count for i in ids]
+
+
+def counts_after_uses_land(browser: Browser, ids: list[str], marker: str) -> list[int]:
+    """Reference counts once every use recorded so far is written.
+
+    The host writes uses in its background round, in order: a use of a fresh memory, asked for
+    now, lands with or after everything before it.
+    """
+    with open_store(browser.env) as svc:
+        sentinel = svc.save(f"Sentinel {marker} for the recorded uses.", platform="gemini").id
+    reply = browser.request("recall", platform="gemini", draft=f"Sentinel {marker}", use=True)
+    assert sentinel in reply["ids"], reply
+    wait_for(lambda: reference_counts(browser, [sentinel]) == [2], what="the sentinel's use to be written")
+    return reference_counts(browser, ids)
 
 
 def open_site(browser: Browser, platform: str) -> tuple[Page, str, str]:
@@ -42,9 +60,9 @@ def open_site(browser: Browser, platform: str) -> tuple[Page, str, str]:
 
 @pytest.mark.parametrize("platform", ["chatgpt", "claude", "gemini"])
 def test_chip_counts_recall_and_tab_adds_the_block_once(
-    browser: Browser, seeded: tuple[int, list[str]], platform: str
+    browser: Browser, seeded: None, platform: str
 ) -> None:
-    count, ids = seeded
+    count, ids = recall_now(browser)
     assert count >= 2
     before = reference_counts(browser, ids)
     page, composer, sent = open_site(browser, platform)
@@ -66,16 +84,13 @@ def test_chip_counts_recall_and_tab_adds_the_block_once(
     message = page.locator(sent).last
     message.wait_for()
     assert message.inner_text().count(OPEN) == 1
-    # Looking while typing never counts; adding the block counts once for each memory in it.
-    wait_for(
-        lambda: reference_counts(browser, ids) == [n + 1 for n in before],
-        what=f"one use of each recalled memory (before {before}, now {reference_counts(browser, ids)})",
-    )
+    # Looking while typing never counts; adding the block is one use, however often Tab or Enter follow.
+    after = counts_after_uses_land(browser, ids, f"zebra{platform}")
+    gained = [a - b for a, b in zip(after, before, strict=True)]
+    assert set(gained) <= {0, 1} and sum(gained) >= 1, f"uses gained: {gained}"
 
 
-def test_tab_is_left_alone_when_the_caret_is_not_at_the_end(
-    browser: Browser, seeded: tuple[int, list[str]]
-) -> None:
+def test_tab_is_left_alone_when_the_caret_is_not_at_the_end(browser: Browser, seeded: None) -> None:
     page, composer, _ = open_site(browser, "chatgpt")
     page.keyboard.type(DRAFT)
     wait_for_chip(page, "count")
@@ -90,7 +105,7 @@ def test_tab_is_left_alone_when_the_caret_is_not_at_the_end(
     assert page.inner_text(composer).count(OPEN) == 1
 
 
-def test_a_click_on_the_chip_adds_the_block(browser: Browser, seeded: tuple[int, list[str]]) -> None:
+def test_a_click_on_the_chip_adds_the_block(browser: Browser, seeded: None) -> None:
     page, composer, _ = open_site(browser, "gemini")
     page.keyboard.type(DRAFT)
     wait_for_chip(page, "count")
@@ -100,7 +115,7 @@ def test_a_click_on_the_chip_adds_the_block(browser: Browser, seeded: tuple[int,
 
 
 def test_always_adds_the_block_when_sending_even_before_the_chip_shows(
-    browser: Browser, seeded: tuple[int, list[str]]
+    browser: Browser, seeded: None
 ) -> None:
     browser.set_site("chatgpt", mode="always")
     page, _, sent = open_site(browser, "chatgpt")
@@ -119,7 +134,7 @@ def test_always_adds_the_block_when_sending_even_before_the_chip_shows(
     assert second.inner_text().count(OPEN) == 1
 
 
-def test_always_never_adds_a_second_block(browser: Browser, seeded: tuple[int, list[str]]) -> None:
+def test_always_never_adds_a_second_block(browser: Browser, seeded: None) -> None:
     browser.set_site("claude", mode="always")
     page, _, sent = open_site(browser, "claude")
     for line in (DRAFT, OPEN, "Something I pasted", "[/Tallei memory]"):
@@ -132,7 +147,7 @@ def test_always_never_adds_a_second_block(browser: Browser, seeded: tuple[int, l
     assert "Something I pasted" in message.inner_text()
 
 
-def test_a_paused_site_says_so_in_the_chip(browser: Browser, seeded: tuple[int, list[str]]) -> None:
+def test_a_paused_site_says_so_in_the_chip(browser: Browser, seeded: None) -> None:
     assert browser.request("pause", platform="chatgpt", paused=True)["paused"] == ["chatgpt"]
     page, composer, _ = open_site(browser, "chatgpt")
     page.keyboard.type(DRAFT)

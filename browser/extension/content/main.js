@@ -31,16 +31,37 @@
     return composer;
   }
 
+  function frameOf(el) {
+    return el && site.frame ? site.frame(el) : el;
+  }
+
   function inComposer(target) {
     const el = composer && composer.isConnected ? composer : findComposer();
     return el !== null && target instanceof Node && el.contains(target);
   }
 
-  // The whole cost of a keystroke: is it in the composer, and restart the timer.
+  // The whole cost of a keystroke: is it in the composer, and note the time. One timer runs while the
+  // person types and moves itself on until they pause, instead of a new timer for every key.
+  let lastInputAt = 0;
   function onInput(event) {
     if (!inComposer(event.target)) return;
+    lastInputAt = performance.now();
+    if (!timer) timer = setTimeout(settle, DEBOUNCE_MS);
+  }
+
+  function settle() {
+    const wait = lastInputAt + DEBOUNCE_MS - performance.now();
+    if (wait > 1) {
+      timer = setTimeout(settle, wait);
+      return;
+    }
+    timer = 0;
+    lookUp();
+  }
+
+  function stopTimer() {
     clearTimeout(timer);
-    timer = setTimeout(lookUp, DEBOUNCE_MS);
+    timer = 0;
   }
 
   function plural(n) {
@@ -48,8 +69,8 @@
   }
 
   function showNotice(error) {
-    if (error.code === "paused") chip.show(`Tallei is paused for ${site.name}`, { kind: "notice", near: composer });
-    else if (error.code === "locked") chip.show("Tallei is locked", { kind: "notice", near: composer });
+    if (error.code === "paused") chip.show(`Tallei is paused for ${site.name}`, { kind: "notice", near: frameOf(composer) });
+    else if (error.code === "locked") chip.show("Tallei is locked", { kind: "notice", near: frameOf(composer) });
     else chip.hide();
   }
 
@@ -62,7 +83,7 @@
       look = null;
       return chip.hide();
     }
-    if (T.hasBlock(raw)) return chip.show("Memory added", { kind: "done", near: el });
+    if (T.hasBlock(raw)) return chip.show("Memory added", { kind: "done", near: frameOf(el) });
     const seq = ++lookSeq;
     const reply = await T.ask({ type: "recall", draft: draft.slice(0, 8000), use: false });
     if (seq !== lookSeq) return; // a newer look is on its way
@@ -72,8 +93,8 @@
     }
     look = { draft, block: reply.block, count: reply.count };
     if (reply.count === 0) return chip.hide();
-    if (settings.mode === "always") chip.show(`${plural(reply.count)} · added when you send`, { near: el });
-    else chip.show(`${plural(reply.count)} for this`, { tab: true, near: el });
+    if (settings.mode === "always") chip.show(`${plural(reply.count)} · added when you send`, { near: frameOf(el) });
+    else chip.show(`${plural(reply.count)} ${reply.count === 1 ? "applies" : "apply"}`, { tab: true, near: frameOf(el) });
   }
 
   /** Add the looked-up block to the draft once, and tell Tallei it was used. */
@@ -83,7 +104,7 @@
     if (T.hasBlock(site.readDraft(el))) return false;
     site.insert(el, T.wrapBlock(look.block));
     T.ask({ type: "recall", draft: look.draft.slice(0, 8000), use: true });
-    chip.show("Memory added", { kind: "done", near: el });
+    chip.show("Memory added", { kind: "done", near: frameOf(el) });
     return true;
   }
 
@@ -115,7 +136,7 @@
     const raw = site.readDraft(el);
     const own = S.stripBlock(raw);
     if (!own) return;
-    clearTimeout(timer);
+    stopTimer();
     lookSeq++;
     if (settings.mode === "always" && !T.hasBlock(raw)) {
       if (look && look.draft === own) {
@@ -183,7 +204,7 @@
       const el = findComposer();
       sendResponse({ draft: el ? S.stripBlock(site.readDraft(el)) : "" });
     } else if (message.kind === "notice") {
-      chip.show(message.text, { kind: message.tone || "notice", near: findComposer() });
+      chip.show(message.text, { kind: message.tone || "notice", near: frameOf(findComposer()) });
       setTimeout(() => chip.kind === (message.tone || "notice") && chip.hide(), 4000);
     }
   });

@@ -6,6 +6,8 @@ globalThis.talleiSites.chatgpt = {
   name: "ChatGPT",
   // The composer is a ProseMirror editor on a div with this id (a textarea on very old pages).
   composer: () => document.querySelector("#prompt-textarea"),
+  // The box around the composer, which the chip sits above.
+  frame: (el) => el.closest("form") ?? el,
   readDraft: (el) => el.innerText ?? el.value ?? "",
   insert: (el, text) => globalThis.tallei.insertAtEnd(el, text),
   sendButton: () => document.querySelector('button[data-testid="send-button"], button#composer-submit-button'),

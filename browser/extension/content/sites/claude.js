@@ -6,6 +6,8 @@ globalThis.talleiSites.claude = {
   name: "Claude",
   // The composer is a ProseMirror contenteditable inside the chat input fieldset.
   composer: () => document.querySelector('fieldset div.ProseMirror[contenteditable="true"], div.ProseMirror[contenteditable="true"]'),
+  // The box around the composer, which the chip sits above.
+  frame: (el) => el.closest("fieldset") ?? el,
   readDraft: (el) => el.innerText ?? "",
   insert: (el, text) => globalThis.tallei.insertAtEnd(el, text),
   sendButton: () => document.querySelector('button[aria-label="Send message"], button[aria-label="Send Message"]'),

@@ -6,6 +6,8 @@ globalThis.talleiSites.gemini = {
   name: "Gemini",
   // The composer is a Quill editor inside the rich-textarea element.
   composer: () => document.querySelector('rich-textarea .ql-editor[contenteditable="true"]'),
+  // The box around the composer, which the chip sits above.
+  frame: (el) => el.closest(".input-area, input-area-v2, fieldset") ?? el.closest("rich-textarea") ?? el,
   readDraft: (el) => el.innerText ?? "",
   insert: (el, text) => globalThis.tallei.insertAtEnd(el, text),
   sendButton: () => document.querySelector('button.send-button, button[aria-label="Send message"]'),

@@ -155,3 +155,13 @@ def test_a_paused_site_says_so_in_the_chip(browser: Browser, seeded: None) -> No
     page.keyboard.press("Tab")
     assert OPEN not in page.inner_text(composer)
     assert chip_state(page) == ("notice", "Tallei is paused for ChatGPT")
+
+
+def test_never_hides_the_chip_and_leaves_tab_to_the_page(browser: Browser, seeded: None) -> None:
+    page, composer, _ = open_site(browser, "gemini")
+    page.keyboard.type(DRAFT)
+    wait_for_chip(page, "count")
+    browser.set_site("gemini", mode="never")
+    wait_for(lambda: chip_state(page) is None, what="the chip to hide once the site is set to never")
+    page.keyboard.press("Tab")
+    assert OPEN not in page.inner_text(composer)

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Page, Playwright
 
+from tallei_desktop.app.browsers import CHROMIUM_EXTENSION_ID
 from tests.browser.conftest import (
     SITES,
     Browser,
@@ -71,7 +72,11 @@ def test_popup_gives_the_block_for_the_current_draft_and_keeps_the_sites_choice(
     block = popup.inner_text("#block")
     assert block.startswith("[Tallei memory]") and block.rstrip().endswith("[/Tallei memory]")
     assert "Thursday book club at the library" in block
-    assert popup.is_enabled("#copy")
+    popup.click("#copy")
+    wait_for(lambda: popup.inner_text("#copy") == "Copied", what="the block to be copied")
+    browser.context.grant_permissions(["clipboard-read"], origin="https://claude.ai")
+    tab.bring_to_front()
+    assert tab.evaluate("() => navigator.clipboard.readText()") == block
 
     assert popup.input_value("#mode") == "ask" and not popup.is_checked("#capture")
     popup.select_option("#mode", "always")
@@ -112,3 +117,23 @@ def test_popup_says_tallei_is_locked_on_a_passphrase_store_without_the_app(
             "Tallei is locked: open the Tallei app and unlock it, then try again"
         )
         assert popup.get_attribute("body", "data-state") == "locked"
+
+
+def test_options_page_keeps_each_sites_choice(browser: Browser) -> None:
+    page = browser.page(f"chrome-extension://{CHROMIUM_EXTENSION_ID}/options/options.html")
+    page.locator("#mode-gemini").wait_for()
+    assert [page.input_value(f"#mode-{p}") for p in ("chatgpt", "claude", "gemini")] == ["ask"] * 3
+    assert not any(page.is_checked(f"#capture-{p}") for p in ("chatgpt", "claude", "gemini"))
+    page.select_option("#mode-gemini", "never")
+    page.check("#capture-claude")
+    wait_for(
+        lambda: (
+            browser.worker.evaluate("() => globalThis.talleiShared.loadSettings()")
+            == {
+                "chatgpt": {"mode": "ask", "capture": False},
+                "claude": {"mode": "ask", "capture": True},
+                "gemini": {"mode": "never", "capture": False},
+            }
+        ),
+        what="the options page's choices to be stored",
+    )

@@ -13,6 +13,8 @@ const NOT_INSTALLED =
 // What a site's page may ask for; the platform always comes from the tab's address, never the page.
 const CONTENT_TYPES = new Set(["recall", "import"]);
 const PLATFORM_TYPES = new Set(["recall", "save", "recent", "pause", "import"]);
+// Asked again on a fresh port when the host goes away before answering: asking twice changes nothing.
+const LOOKS = new Set(["status", "search", "recent", "classify"]);
 
 let port = null;
 let nextId = 1;
@@ -31,7 +33,7 @@ function disconnectError(why) {
 
 function connect() {
   if (port) return port;
-  const p = chrome.runtime.connectNative(HOST);
+  const p = (globalThis.browser || chrome).runtime.connectNative(HOST);
   p.onMessage.addListener((message) => {
     const waiting = pending.get(message.id);
     if (!waiting) return;
@@ -40,21 +42,28 @@ function connect() {
     waiting.resolve(message);
   });
   p.onDisconnect.addListener(() => {
+    // Chromium says why in lastError, Firefox in the port's error.
     const why = (chrome.runtime.lastError && chrome.runtime.lastError.message) || (p.error && p.error.message) || "";
     if (port === p) port = null;
     const error = disconnectError(why);
-    for (const [id, waiting] of pending) {
-      clearTimeout(waiting.timer);
-      waiting.resolve({ id, ok: false, error });
-    }
+    const waiting = [...pending.entries()];
     pending.clear();
+    for (const [id, w] of waiting) {
+      clearTimeout(w.timer);
+      if (w.again && error.code === "not_connected") w.again().then(w.resolve);
+      else w.resolve({ id, ok: false, error });
+    }
   });
   port = p;
   return p;
 }
 
+function isLook(type, fields) {
+  return LOOKS.has(type) || (type === "recall" && !fields.use);
+}
+
 /** Send one request to the host; always resolves, to a reply or to an error reply. */
-function request(type, fields = {}) {
+function request(type, fields = {}, retried = false) {
   return new Promise((resolve) => {
     const id = nextId++;
     let p;
@@ -68,7 +77,8 @@ function request(type, fields = {}) {
       pending.delete(id);
       resolve({ id, ...failure("timeout", "Tallei did not answer in time; try again.") });
     }, TIMEOUT_MS);
-    pending.set(id, { resolve, timer });
+    const again = !retried && isLook(type, fields) ? () => request(type, fields, true) : null;
+    pending.set(id, { resolve, timer, again });
     try {
       p.postMessage({ ...fields, id, type });
     } catch (err) {

@@ -91,6 +91,26 @@ def open_store(env: dict[str, str]) -> Iterator[MemoryService]:
         svc.close()
 
 
+def host_pids(env: dict[str, str]) -> list[int]:
+    """The native hosts running on this test's store (found by their environment, not their name)."""
+    mark = f"TALLEI_DATA_DIR={env['TALLEI_DATA_DIR']}".encode()
+    found = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            if b"native-host" not in (proc / "cmdline").read_bytes():
+                continue
+            if mark not in (proc / "environ").read_bytes().split(b"\0"):
+                continue
+            if (proc / "stat").read_text().split(")")[-1].split()[0] == "Z":
+                continue
+        except OSError:  # gone meanwhile, or not ours to read
+            continue
+        found.append(int(proc.name))
+    return found
+
+
 @dataclass
 class Browser:
     context: BrowserContext

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import signal
 from pathlib import Path
 
 import pytest
@@ -12,6 +14,7 @@ from tests.browser.conftest import (
     SITES,
     Browser,
     host_environment,
+    host_pids,
     launch,
     open_store,
     wait_for,
@@ -137,3 +140,13 @@ def test_options_page_keeps_each_sites_choice(browser: Browser) -> None:
         ),
         what="the options page's choices to be stored",
     )
+
+
+def test_the_extension_starts_the_host_again_when_it_stops(browser: Browser) -> None:
+    assert browser.request("status")["ok"]
+    [first] = host_pids(browser.env)
+    os.kill(first, signal.SIGKILL)
+    wait_for(lambda: first not in host_pids(browser.env), what="the host to stop")
+    reply = browser.request("status")
+    assert reply["ok"], reply
+    assert host_pids(browser.env) not in ([], [first])

@@ -42,7 +42,12 @@ globalThis.tallei = (() => {
     range.collapse(false);
     sel.removeAllRanges();
     sel.addRange(range);
-    // execCommand goes through the editor's own input handling (ProseMirror, Quill), unlike DOM edits.
+    // A paste is what ProseMirror and Quill 2 turn into their own paragraphs; an editor that does not
+    // take it (nothing changed) gets the text typed in instead, through the browser's editing.
+    const data = new DataTransfer();
+    data.setData("text/plain", text);
+    const paste = new ClipboardEvent("paste", { clipboardData: data, bubbles: true, cancelable: true });
+    if (el.dispatchEvent(paste) === false && el.innerText.includes(text.trim().split("\n")[0])) return;
     if (!document.execCommand("insertText", false, text)) {
       el.append(document.createTextNode(text));
       el.dispatchEvent(new InputEvent("input", { bubbles: true, inputType: "insertText", data: text }));

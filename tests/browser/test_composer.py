@@ -167,3 +167,18 @@ def test_never_hides_the_chip_and_leaves_tab_to_the_page(browser: Browser, seede
     wait_for(lambda: chip_state(page) is None, what="the chip to hide once the site is set to never")
     page.keyboard.press("Tab")
     assert OPEN not in page.inner_text(composer)
+
+
+def test_a_textarea_composer_gets_the_block_once(browser: Browser, seeded: None) -> None:
+    page = browser.page("https://chatgpt.com/?textarea")
+    page.click("textarea#prompt-textarea")
+    page.keyboard.type(DRAFT)
+    wait_for_chip(page, "count")
+    page.keyboard.press("Tab")
+    wait_for_chip(page, "done")
+    draft = page.input_value("textarea#prompt-textarea")
+    assert draft.startswith(DRAFT) and draft.count(OPEN) == 1
+    page.keyboard.press("Enter")
+    message = page.locator("[data-message-author-role='user']").first
+    message.wait_for()
+    assert message.inner_text().count(OPEN) == 1

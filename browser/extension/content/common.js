@@ -36,6 +36,12 @@ globalThis.tallei = (() => {
   /** Put the caret at the end of a contenteditable element and insert text there, as typing would. */
   function insertAtEnd(el, text) {
     el.focus();
+    if (el instanceof HTMLTextAreaElement) {
+      el.setSelectionRange(el.value.length, el.value.length);
+      if (!document.execCommand("insertText", false, text)) el.setRangeText(text, el.value.length, el.value.length, "end");
+      el.dispatchEvent(new InputEvent("input", { bubbles: true, inputType: "insertText", data: text }));
+      return;
+    }
     const sel = window.getSelection();
     const range = document.createRange();
     range.selectNodeContents(el);
@@ -55,6 +61,9 @@ globalThis.tallei = (() => {
   }
 
   function caretAtEnd(el) {
+    if (el instanceof HTMLTextAreaElement) {
+      return el.selectionStart === el.selectionEnd && el.value.slice(el.selectionEnd).trim() === "";
+    }
     const sel = window.getSelection();
     if (!sel || sel.rangeCount === 0 || !sel.isCollapsed) return false;
     const r = sel.getRangeAt(0);
@@ -163,5 +172,10 @@ globalThis.tallei = (() => {
     };
   }
 
-  return { OPEN, CLOSE, stripBlock, hasBlock, wrapBlock, ask, insertAtEnd, caretAtEnd, createChip };
+  /** The text in a composer: a textarea's value, or what a contenteditable editor shows. */
+  function textOf(el) {
+    return el instanceof HTMLTextAreaElement ? el.value : el.innerText;
+  }
+
+  return { textOf, OPEN, CLOSE, stripBlock, hasBlock, wrapBlock, ask, insertAtEnd, caretAtEnd, createChip };
 })();

@@ -36,8 +36,12 @@
   }
 
   function inComposer(target) {
+    // Most keys on a page land in the composer; anything that is not an editor is turned away first.
+    if (!(target instanceof HTMLElement) || !(target.isContentEditable || target instanceof HTMLTextAreaElement)) {
+      return false;
+    }
     const el = composer && composer.isConnected ? composer : findComposer();
-    return el !== null && target instanceof Node && el.contains(target);
+    return el !== null && el.contains(target);
   }
 
   // The whole cost of a keystroke: is it in the composer, and note the time. One timer runs while the

@@ -8,7 +8,7 @@ globalThis.talleiSites.chatgpt = {
   composer: () => document.querySelector("#prompt-textarea"),
   // The box around the composer, which the chip sits above.
   frame: (el) => el.closest("form") ?? el,
-  readDraft: (el) => el.innerText ?? el.value ?? "",
+  readDraft: (el) => globalThis.tallei.textOf(el),
   insert: (el, text) => globalThis.tallei.insertAtEnd(el, text),
   sendButton: () => document.querySelector('button[data-testid="send-button"], button#composer-submit-button'),
   isSendButton: (target) => Boolean(target.closest('button[data-testid="send-button"], button#composer-submit-button')),

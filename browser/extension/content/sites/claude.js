@@ -8,7 +8,7 @@ globalThis.talleiSites.claude = {
   composer: () => document.querySelector('fieldset div.ProseMirror[contenteditable="true"], div.ProseMirror[contenteditable="true"]'),
   // The box around the composer, which the chip sits above.
   frame: (el) => el.closest("fieldset") ?? el,
-  readDraft: (el) => el.innerText ?? "",
+  readDraft: (el) => globalThis.tallei.textOf(el),
   insert: (el, text) => globalThis.tallei.insertAtEnd(el, text),
   sendButton: () => document.querySelector('button[aria-label="Send message"], button[aria-label="Send Message"]'),
   isSendButton: (target) => Boolean(target.closest('button[aria-label="Send message"], button[aria-label="Send Message"]')),

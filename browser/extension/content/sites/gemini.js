@@ -8,7 +8,7 @@ globalThis.talleiSites.gemini = {
   composer: () => document.querySelector('rich-textarea .ql-editor[contenteditable="true"]'),
   // The box around the composer, which the chip sits above.
   frame: (el) => el.closest(".input-area, input-area-v2, fieldset") ?? el.closest("rich-textarea") ?? el,
-  readDraft: (el) => el.innerText ?? "",
+  readDraft: (el) => globalThis.tallei.textOf(el),
   insert: (el, text) => globalThis.tallei.insertAtEnd(el, text),
   sendButton: () => document.querySelector('button.send-button, button[aria-label="Send message"]'),
   isSendButton: (target) => Boolean(target.closest('button.send-button, button[aria-label="Send message"]')),

@@ -117,7 +117,7 @@ async function capture(platform, text) {
   if (!settings.capture || !own || own.length > 4000) return { ok: true, saved: false };
   const verdict = await request("classify", { text: own });
   if (!verdict.ok || !verdict.worth_keeping) return { ok: true, saved: false };
-  const saved = await request("save", { platform, content: own, source: "capture", type: verdict.type });
+  const saved = await request("save", { platform, content: own, source: "capture", memory_type: verdict.type });
   return saved.ok ? { ...saved, saved: true } : saved;
 }
 

@@ -7,8 +7,17 @@ const S = globalThis.talleiShared;
 const HOST = "app.tallei.desktop";
 const TIMEOUT_MS = 30000;
 const IS_FIREFOX = typeof browser !== "undefined" && typeof browser.runtime.getBrowserInfo === "function";
+/** The name `tallei-desktop connect` knows this browser by: each keeps its host manifests apart. */
+function browserName() {
+  if (IS_FIREFOX) return "firefox";
+  const brands = ((navigator.userAgentData && navigator.userAgentData.brands) || []).map((b) => b.brand);
+  if (brands.includes("Microsoft Edge")) return "edge";
+  if (brands.includes("Brave")) return "brave";
+  if (brands.includes("Google Chrome")) return "chrome";
+  return brands.includes("Chromium") ? "chromium" : "chrome";
+}
 const NOT_INSTALLED =
-  `Tallei is not connected to this browser: run \`tallei-desktop connect ${IS_FIREFOX ? "firefox" : "chrome"}\`` +
+  `Tallei is not connected to this browser: run \`tallei-desktop connect ${browserName()}\`` +
   " (or use the Assistants page of the Tallei app).";
 // What a site's page may ask for; the platform always comes from the tab's address, never the page.
 const CONTENT_TYPES = new Set(["recall", "import"]);

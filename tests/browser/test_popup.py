@@ -102,10 +102,11 @@ def test_popup_says_how_to_connect_when_tallei_is_not_registered(
     ) as b:
         popup = b.popup(b.page("https://gemini.google.com/app"))
         assert status_of(popup) == (
-            "Tallei is not connected to this browser: run tallei-desktop connect chrome "
+            # Debian's Chromium: its own folder for host manifests, so `connect chromium`, not chrome.
+            "Tallei is not connected to this browser: run tallei-desktop connect chromium "
             "(or use the Assistants page of the Tallei app)."
         )
-        assert popup.inner_text("#status code") == "tallei-desktop connect chrome"
+        assert popup.inner_text("#status code") == "tallei-desktop connect chromium"
 
 
 def test_popup_says_tallei_is_locked_on_a_passphrase_store_without_the_app(

@@ -116,7 +116,11 @@ def test_popup_says_tallei_is_locked_on_a_passphrase_store_without_the_app(
         pass
     env = host_environment(tmp_path, passphrase=False)
     with launch(playwright_driver, extension_builds["chrome"], tmp_path / "profile", site_port, env) as b:
-        popup = b.popup(b.page("https://chatgpt.com/"))
+        tab = b.page("https://chatgpt.com/")
+        tab.click(SITES["chatgpt"][1])
+        tab.keyboard.type("Where did I park?")
+        assert wait_for_chip(tab, "notice") == "Tallei is locked"
+        popup = b.popup(tab)
         assert status_of(popup).startswith(
             "Tallei is locked: open the Tallei app and unlock it, then try again"
         )

@@ -122,3 +122,18 @@ def test_the_memory_page_imports_what_it_lists(
         lambda: "already there" in wait_for_chip(page, "done", role="import"),
         what="the second import to say they were there",
     )
+
+
+def test_remember_this_from_the_menu_uses_the_menus_text_when_the_page_has_no_selection(
+    browser: Browser,
+) -> None:
+    page = browser.page("https://gemini.google.com/app")
+    reply = browser.worker.evaluate(
+        """async (url) => {
+            const tab = (await chrome.tabs.query({})).find((t) => t.url === url);
+            return globalThis.talleiBackground.rememberFromTab(tab, "Biscuit eats twice a day.");
+        }""",
+        page.url,
+    )
+    assert reply["ok"] and not reply["confirmed_existing"], reply
+    assert "Biscuit eats twice a day." in memories_from(browser, "gemini")

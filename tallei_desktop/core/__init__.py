@@ -68,7 +68,7 @@ if TYPE_CHECKING:
         newest_backup,
         restore_backup,
     )
-    from tallei_desktop.core.classify import classify
+    from tallei_desktop.core.classify import classify as classify_text
     from tallei_desktop.core.embeddings import (
         DEFAULT_MODEL,
         DIM,
@@ -166,7 +166,7 @@ __all__ = [
     "WrongKey",
     "backups_dir",
     "bucket_for",
-    "classify",
+    "classify_text",
     "confidence_for",
     "decode_export",
     "encode_export",
@@ -202,7 +202,7 @@ _LAZY: dict[str, str] = {
     "random_token": "keys",
     "Budgets": "retrieval",
     "estimate_tokens": "recall",
-    "classify": "classify",
+    "classify_text": "classify",
     "MAX_QUERY_CHARS": "validate",
     "items_cost": "recall",
     "Clock": "service",
@@ -222,11 +222,17 @@ _LAZY: dict[str, str] = {
 }
 
 
+#: Exported names that differ from the inner module's.
+_INNER_NAMES = {"classify_text": "classify"}
+
+
 def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    # A name the package also holds as a submodule is exported under another one: once that
+    # submodule is imported, Python sets the package attribute to it, hiding the function.
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), _INNER_NAMES.get(name, name))
     globals()[name] = value  # later lookups skip this function
     return value
 

@@ -242,10 +242,10 @@ class Dispatcher:
         }
 
     def _classify(self, body: Mapping[str, Any]) -> dict[str, Any]:
-        from tallei_desktop.core import classify
+        from tallei_desktop.core import classify_text
 
         text = f.text(body, "text", max_chars=MAX_CONTENT_CHARS) or ""
-        memory_type = classify(text)
+        memory_type = classify_text(text)
         return {"type": str(memory_type), "worth_keeping": worth_keeping(text, memory_type)}
 
     def _search(self, body: Mapping[str, Any]) -> dict[str, Any]:

@@ -154,6 +154,15 @@ def test_classify_keeps_lasting_statements_only(
         assert got["type"] == kind
 
 
+def test_classify_answers_after_the_store_has_opened(host: NativeHost) -> None:
+    # Opening the store imports the classifier's module; the function must still be what answers.
+    assert host.ask({"type": "status"})["ok"] is True
+    _save(host, "I prefer tea")
+    got = host.ask({"type": "classify", "text": "I prefer dark mode in every editor"})
+    assert got["ok"] is True, got
+    assert got["type"] == "preference" and got["worth_keeping"] is True
+
+
 def test_a_locked_store_says_so_until_the_app_unlocks_it(host: NativeHost, host_env: dict[str, str]) -> None:
     _save(host, "I prefer tea")
     assert host.finish() == 0

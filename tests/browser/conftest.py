@@ -210,18 +210,18 @@ def launch(
         context.close()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def extension_builds(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return build_extension(tmp_path_factory.mktemp("extension"))
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def site_port() -> Iterator[int]:
     with serve_sites() as port:
         yield port
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def playwright_driver() -> Iterator[Playwright]:
     if not CHROMIUM.is_file():
         pytest.fail("Chromium is missing: install it with `apt-get install -y chromium`.")
@@ -229,7 +229,7 @@ def playwright_driver() -> Iterator[Playwright]:
         yield pw
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def store_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     env = host_environment(tmp_path_factory.mktemp("tallei"))
     with open_store(env):  # creates the passphrase-guarded store before the host first opens it
@@ -237,7 +237,7 @@ def store_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     return env
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def session_browser(
     playwright_driver: Playwright,
     extension_builds: dict[str, Path],

@@ -447,6 +447,27 @@ class MemoryService:
             self._worker.wake()
         return memory
 
+    def bring_back_replaced(self, memory_id: str) -> Memory:
+        """Undo a supersede: the replaced memory is active again and the memory that replaced it
+        stays, so both are recalled. The change reaches every process's feed and recall cache like a
+        restore. The brought-back memory is embedded again but not checked against its neighbours
+        again, so the background worker does not retire it a second time."""
+
+        def apply(conn: Connection, row: q.Row, now: float) -> None:
+            status = row.memory.status
+            if status is not MemoryStatus.SUPERSEDED:
+                now_is = "forgotten" if status is MemoryStatus.DELETED else str(status)
+                raise InvalidInput(
+                    f"Memory {row.memory.id} was not replaced by a newer one (it is {now_is}), "
+                    "so there is nothing to bring back."
+                )
+            sm.restore_memory(conn, row, now)
+
+        memory = self._change(memory_id, apply)
+        if self._worker is not None:
+            self._worker.wake()
+        return memory
+
     def purge(self, memory_id: str) -> None:
         """Erase a memory for good: row, provenance, vector, text index and conflicts."""
         mid = v.clean_id(memory_id)

@@ -32,7 +32,7 @@ from tallei_desktop.core import (
 if TYPE_CHECKING:
     from tallei_desktop.core import MemoryService
 
-__all__ = ["Backend", "Changes", "ListQuery", "Page", "View", "view_of", "view_types"]
+__all__ = ["Backend", "Changes", "ListQuery", "Page", "View", "view_holding", "view_of", "view_types"]
 
 #: The core's largest page; longer reads are split.
 _MAX_PAGE = 1_000
@@ -49,6 +49,7 @@ class View(enum.StrEnum):
     RECENT = "recent"
     ARCHIVED = "archived"
     FORGOTTEN = "forgotten"
+    REPLACED = "replaced"
 
     @property
     def label(self) -> str:
@@ -61,6 +62,7 @@ _TITLES = {
     View.RECENT: "Recent",
     View.ARCHIVED: "Archived",
     View.FORGOTTEN: "Forgotten",
+    View.REPLACED: "Replaced",
 }
 
 # (bucket, status) that each view lists.
@@ -70,6 +72,7 @@ _SCOPE: dict[View, tuple[Bucket | None, MemoryStatus]] = {
     View.RECENT: (Bucket.SHORT_TERM, MemoryStatus.ACTIVE),
     View.ARCHIVED: (None, MemoryStatus.ARCHIVED),
     View.FORGOTTEN: (None, MemoryStatus.DELETED),
+    View.REPLACED: (None, MemoryStatus.SUPERSEDED),
 }
 
 
@@ -79,7 +82,7 @@ _ALSO_HELD = {Bucket.LONG_TERM: Bucket.SHORT_TERM}
 
 def view_types(view: View) -> list[MemoryType]:
     """The types a memory on ``view`` can have: its bucket's (Long-term also holds graduated events
-    and notes), or all for Archived and Forgotten."""
+    and notes), or all for Archived, Forgotten and Replaced."""
     bucket, _status = _SCOPE[view]
     if bucket is None:
         return list(MemoryType)
@@ -90,6 +93,13 @@ def view_types(view: View) -> list[MemoryType]:
 def view_of(bucket: Bucket) -> View:
     """The view that lists the active memories of ``bucket``."""
     return next(v for v, (b, s) in _SCOPE.items() if b is bucket and s is MemoryStatus.ACTIVE)
+
+
+def view_holding(memory: Memory) -> View | None:
+    """The view that lists ``memory`` as it is now; None for a duplicate folded into another."""
+    if memory.status is MemoryStatus.ACTIVE:
+        return view_of(memory.bucket)
+    return next((v for v, (_b, s) in _SCOPE.items() if s is memory.status), None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,6 +129,7 @@ _NATURAL: dict[View, SortKey] = {
     View.RECENT: SortKey.OCCURRED,
     View.ARCHIVED: SortKey.UPDATED,
     View.FORGOTTEN: SortKey.UPDATED,
+    View.REPLACED: SortKey.UPDATED,  # when it was replaced (or last changed before that)
 }
 
 

@@ -18,7 +18,14 @@ from tallei_desktop.core import (
 )
 from tallei_desktop.gui.models import short_time
 
-__all__ = ["CONFLICT_SCHEME", "REOPEN_SCHEME", "VERSION_SCHEME", "render_details"]
+__all__ = [
+    "CONFLICT_SCHEME",
+    "MEMORY_SCHEME",
+    "REOPEN_SCHEME",
+    "REVIVE_SCHEME",
+    "VERSION_SCHEME",
+    "render_details",
+]
 
 #: The detail pane's link scheme for undoing a conflict's outcome: ``reopen:<conflict id>``.
 REOPEN_SCHEME = "reopen"
@@ -26,6 +33,10 @@ REOPEN_SCHEME = "reopen"
 CONFLICT_SCHEME = "conflict"
 #: The detail pane's link scheme for making an earlier text current again: ``version:<earlier text id>``.
 VERSION_SCHEME = "version"
+#: The detail pane's link scheme for going to another memory: ``memory:<memory id>``.
+MEMORY_SCHEME = "memory"
+#: The detail pane's link scheme for bringing back a memory a newer one replaced: ``revive:<memory id>``.
+REVIVE_SCHEME = "revive"
 #: How much of an edit's earlier text the trail quotes.
 PREVIOUS_CHARS = 300
 
@@ -43,7 +54,11 @@ _STATUS = {
     MemoryStatus.MERGED: "folded into an earlier copy of the same memory",
     MemoryStatus.DELETED: "forgotten",
 }
-_LISTED = {MemoryStatus.ARCHIVED: "Archived", MemoryStatus.DELETED: "Forgotten"}
+_LISTED = {
+    MemoryStatus.ARCHIVED: "Archived",
+    MemoryStatus.DELETED: "Forgotten",
+    MemoryStatus.SUPERSEDED: "Replaced",
+}
 
 
 def _who(platform: str) -> str:
@@ -136,6 +151,18 @@ def _conflict_entry(c: Conflict, m: Memory) -> str:
     )
 
 
+def _replaced_entry(old: Memory, *, revivable: bool) -> str:
+    """A memory this one replaced: a link that opens it, and one that brings it back."""
+    e = html.escape
+    line = (
+        f"replaced “<a href='{MEMORY_SCHEME}:{e(old.id)}'>{e(old.content[:120])}</a>” "
+        f"from <b>{e(_who(old.platform))}</b>"
+    )
+    if revivable and old.status is MemoryStatus.SUPERSEDED:
+        line += f" <a href='{REVIVE_SCHEME}:{e(old.id)}'>bring back</a>"
+    return f"<li>{line}</li>"
+
+
 def render_details(details: MemoryHistory) -> str:
     """The detail pane's HTML: full text, facts, provenance trail and history."""
     m = details.memory
@@ -149,11 +176,17 @@ def render_details(details: MemoryHistory) -> str:
         parts.append(f"<li>saved by <b>{e(_who(m.platform))}</b>, {e(short_time(m.created_at))}</li>")
     parts.append("</ul>")
     history: list[str] = []
-    history += [f"<li>replaced by “{e(n.content[:120])}” ({e(n.id)})</li>" for n in details.replaced_by]
     history += [
-        f"<li>replaced “{e(o.content[:120])}” from <b>{e(_who(o.platform))}</b></li>"
-        for o in details.replaced
+        f"<li>replaced by “<a href='{MEMORY_SCHEME}:{e(n.id)}'>{e(n.content[:120])}</a>” ({e(n.id)})</li>"
+        for n in details.replaced_by
     ]
+    # A memory a settled conflict retired comes back through that conflict's own link.
+    settled = {
+        (c.memory_b if c.memory_a.id == m.id else c.memory_a).id
+        for c in details.conflicts
+        if c.resolution in CHOSEN_RESOLUTIONS
+    }
+    history += [_replaced_entry(o, revivable=o.id not in settled) for o in details.replaced]
     history += [
         f"<li>absorbed the duplicate “{e(o.content[:120])}” from <b>{e(_who(o.platform))}</b></li>"
         for o in details.merged

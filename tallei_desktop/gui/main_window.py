@@ -22,8 +22,8 @@ from PySide6.QtWidgets import (
 from tallei_desktop.app.clients import connect as connect_client
 from tallei_desktop.app.clients import detected_clients
 from tallei_desktop.config import Settings
-from tallei_desktop.core import Conflict, ModelState, ModelStatus, SecretStore
-from tallei_desktop.gui.backend import Backend, View
+from tallei_desktop.core import Conflict, Memory, ModelState, ModelStatus, SecretStore
+from tallei_desktop.gui.backend import Backend, View, view_holding
 from tallei_desktop.gui.icons import app_icon
 from tallei_desktop.gui.model_status import ModelStatusBox, ModelWatch
 from tallei_desktop.gui.ops import Ops
@@ -42,6 +42,7 @@ class PageName(enum.StrEnum):
     RECENT = "recent"
     ARCHIVED = "archived"
     FORGOTTEN = "forgotten"
+    REPLACED = "replaced"
     CONFLICTS = "conflicts"
     RECALL = "recall"
     ASSISTANTS = "assistants"
@@ -80,6 +81,7 @@ class MainWindow(QMainWindow):
         self.memory_pages = {View(v): MemoriesPage(View(v), backend, ops, self) for v in View}
         for memory_page in self.memory_pages.values():
             memory_page.open_conflict.connect(self.show_conflict)
+            memory_page.open_memory.connect(self.show_memory)
         self.conflicts_page = ConflictsPage(backend, ops, self)
         self.recall_page = RecallPage(backend, ops, self)
         self.assistants_page = AssistantsPage(
@@ -159,9 +161,9 @@ class MainWindow(QMainWindow):
         layout.addLayout(body, 1)
         self.setCentralWidget(central)
         ops.message.connect(lambda text: self.statusBar().showMessage(text, 15_000))
-        for number in range(1, min(9, len(self._order)) + 1):
-            shortcut = QShortcut(QKeySequence(f"Ctrl+{number}"), self)
-            shortcut.activated.connect(lambda n=number: self.nav.setCurrentRow(n - 1))
+        for row in range(min(10, len(self._order))):
+            shortcut = QShortcut(QKeySequence(f"Ctrl+{(row + 1) % 10}"), self)  # the tenth is Ctrl+0
+            shortcut.activated.connect(lambda r=row: self.nav.setCurrentRow(r))
         self.nav.setCurrentRow(0)
 
     def show_page(self, name: PageName) -> None:
@@ -171,6 +173,22 @@ class MainWindow(QMainWindow):
     def show_conflict(self, conflict_id: str) -> None:
         self.conflicts_page.show_conflict(conflict_id)
         self.show_page(PageName.CONFLICTS)
+
+    def show_memory(self, memory_id: str) -> None:
+        """Open the page that lists ``memory_id`` as it is now and select it there."""
+        backend = self._backend
+
+        def landed(memory: Memory | None) -> None:
+            view = view_holding(memory) if memory is not None else None
+            if view is None:
+                self._ops.message.emit(
+                    "That memory is no longer listed: it was erased or folded into another."
+                )
+                return
+            self.show_page(PageName(view.value))
+            self.memory_pages[view].show_memory(memory_id)
+
+        self._ops.run(lambda: backend.memory_or_none(memory_id), landed)
 
     def bring_forward(self) -> None:
         self.show()

@@ -35,7 +35,14 @@ from tallei_desktop.core import (
     SortKey,
 )
 from tallei_desktop.gui.backend import Backend, ListQuery, Page, View, view_of, view_types
-from tallei_desktop.gui.details import CONFLICT_SCHEME, REOPEN_SCHEME, VERSION_SCHEME, render_details
+from tallei_desktop.gui.details import (
+    CONFLICT_SCHEME,
+    MEMORY_SCHEME,
+    REOPEN_SCHEME,
+    REVIVE_SCHEME,
+    VERSION_SCHEME,
+    render_details,
+)
 from tallei_desktop.gui.dialogs import keyboard_friendly
 from tallei_desktop.gui.models import Column, MemoryTableModel
 from tallei_desktop.gui.ops import Ops
@@ -68,6 +75,9 @@ _EMPTY = {
     "and Restore brings one back.",
     View.FORGOTTEN: "Memories you forget appear here. Restore brings one back; Erase for good removes it "
     "from the file.",
+    View.REPLACED: "When an assistant saves a newer version of a preference or fact, the older one "
+    "rests here, newest first; its details say what replaced it. Bring back makes it active again "
+    "next to the newer one.",
 }
 #: Preferences never hold an event, so when something happened is no column there.
 _UNDATED_VIEWS = frozenset({View.PREFERENCES})
@@ -110,6 +120,8 @@ class MemoriesPage(QWidget):
     acted = Signal(str)
     #: A conflict id: the person asked to see that conflict.
     open_conflict = Signal(str)
+    #: A memory id: the person asked to see that memory (it may be listed on another view).
+    open_memory = Signal(str)
 
     def __init__(self, view: View, backend: Backend, ops: Ops, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -210,6 +222,11 @@ class MemoriesPage(QWidget):
         type_label.setBuddy(self.type_box)
         self.forget_button = self._button("&Forget", "Forget the memory (can be undone)", self.forget)
         self.restore_button = self._button("&Restore", "Bring the memory back", self.restore)
+        self.bring_back_button = self._button(
+            "&Bring back",
+            "Make the replaced memory active again, next to the one that replaced it",
+            lambda: self.bring_back_replaced(),
+        )
         self.purge_button = self._button("Erase for &good…", "Erase the memory for good", self.purge)
         actions = QHBoxLayout()
         for w in (
@@ -219,6 +236,7 @@ class MemoriesPage(QWidget):
             self.type_box,
             self.forget_button,
             self.restore_button,
+            self.bring_back_button,
             self.purge_button,
         ):
             actions.addWidget(w)
@@ -523,6 +541,7 @@ class MemoriesPage(QWidget):
             self.type_box,
             self.forget_button,
             self.restore_button,
+            self.bring_back_button,
             self.purge_button,
         ):
             w.setEnabled(memory is not None)
@@ -530,6 +549,7 @@ class MemoriesPage(QWidget):
             self.type_box.setCurrentIndex(-1)
             self.detail.setHtml("<p>Select a memory to see its text, who saved it and its history.</p>")
             self.restore_button.setVisible(self.view in (View.ARCHIVED, View.FORGOTTEN))
+            self.bring_back_button.setVisible(self.view is View.REPLACED)
             self.forget_button.setVisible(self.view is not View.FORGOTTEN)
             return
         editable = memory.status in (MemoryStatus.ACTIVE, MemoryStatus.ARCHIVED)
@@ -539,7 +559,8 @@ class MemoriesPage(QWidget):
         self.type_box.setEnabled(editable)
         self.type_box.setCurrentIndex(self.type_box.findData(str(memory.type)))
         self.forget_button.setVisible(memory.status is not MemoryStatus.DELETED)
-        self.restore_button.setVisible(memory.status is not MemoryStatus.ACTIVE)
+        self.restore_button.setVisible(memory.status not in (MemoryStatus.ACTIVE, MemoryStatus.SUPERSEDED))
+        self.bring_back_button.setVisible(memory.status is MemoryStatus.SUPERSEDED)
         self.detail.setHtml(render_details(details))
 
     # -- actions -------------------------------------------------------------------------------------
@@ -667,6 +688,36 @@ class MemoriesPage(QWidget):
             self.open_conflict.emit(url.path())
         elif url.scheme() == VERSION_SCHEME:
             self.bring_back_text(url.path())
+        elif url.scheme() == MEMORY_SCHEME:
+            self.open_memory.emit(url.path())
+        elif url.scheme() == REVIVE_SCHEME:
+            self.bring_back_replaced(url.path())
+
+    def show_memory(self, memory_id: str) -> None:
+        """Select ``memory_id``, loading the view first when its row is not read yet."""
+        if not self.select_id(memory_id):
+            self._select_after = memory_id
+            self.reload()
+
+    def bring_back_replaced(self, memory_id: str | None = None) -> None:
+        """Make a memory a newer one replaced active again (the selected one unless ``memory_id``);
+        the newer one stays."""
+        if memory_id is None:
+            m = self.current_memory()
+            if m is None or m.status is not MemoryStatus.SUPERSEDED:
+                return
+            memory_id = m.id
+        service, mid = self._backend.service, memory_id
+
+        def done(back: Memory) -> None:
+            self._say(
+                f"Brought back: “{_quote(back.content)}” is in {view_of(back.bucket).label} again, "
+                "next to the memory that replaced it."
+            )
+            self.acted.emit("bring back replaced")
+            self.reload()
+
+        self._ops.run(lambda: service.bring_back_replaced(mid), done)
 
     def bring_back(self, conflict_id: str) -> None:
         """Undo a conflict's outcome from the history: what it retired is back, the conflict open again."""

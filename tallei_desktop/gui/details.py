@@ -169,6 +169,13 @@ def render_details(details: MemoryHistory) -> str:
     e = html.escape
     parts = [f"<p style='font-size:large'>{e(m.content).replace(chr(10), '<br>')}</p>", "<table>"]
     parts += [f"<tr><td><b>{e(k)}</b>&nbsp;</td><td>{e(v)}</td></tr>" for k, v in _facts(m)]
+    if m.status is MemoryStatus.SUPERSEDED and details.replaced_by:
+        # The memory that stands in its place now, near the top: why this one is not recalled.
+        now = details.replaced_by[-1]
+        parts.append(
+            f"<tr><td><b>Replaced by</b>&nbsp;</td><td>“<a href='{MEMORY_SCHEME}:{e(now.id)}'>"
+            f"{e(_clip(now.content, 120))}</a>” from <b>{e(_who(now.platform))}</b></td></tr>"
+        )
     parts.append("</table><h4>Who saved and changed it</h4><ul>")
     trail = m.provenance or ()
     parts += [_trail_entry(p, details) for p in trail]

@@ -58,7 +58,9 @@ def test_the_replaced_page_lists_replaced_memories_newest_first_and_brings_one_b
     qtbot.waitUntil(lambda: "I prefer spaces for indentation" in page.detail.toPlainText(), timeout=WAIT_MS)
     text = page.detail.toPlainText()
     assert "replaced by “I prefer spaces for indentation”" in text
-    assert "Listed under Replaced" in " ".join(text.split())
+    flat = " ".join(text.split())
+    assert "Listed under Replaced" in flat
+    assert "Replaced by “I prefer spaces for indentation” from claude" in flat
     assert page.bring_back_button.text() == "&Bring back"  # Alt+B
     assert not page.bring_back_button.isHidden() and page.restore_button.isHidden()
 

@@ -16,7 +16,7 @@ from tallei_desktop.core import (
     MemoryStatus,
     Provenance,
 )
-from tallei_desktop.gui.models import short_time
+from tallei_desktop.gui.models import short_time, uses_since_saved
 
 __all__ = [
     "CONFLICT_SCHEME",
@@ -76,9 +76,7 @@ def _clip(text: str, limit: int) -> str:
 
 
 def _facts(m: Memory) -> list[tuple[str, str]]:
-    # The count starts at 1 with the save; each confirmation and each time an assistant was given
-    # the memory adds one.
-    since = m.reference_count - 1
+    since = uses_since_saved(m)
     listed = _PAGE[m.bucket] if m.status is MemoryStatus.ACTIVE else _LISTED.get(m.status)
     facts = [("Type", str(m.type))]
     if listed is not None:

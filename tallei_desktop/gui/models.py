@@ -36,6 +36,7 @@ __all__ = [
     "short_date",
     "short_time",
     "tooltip_html",
+    "uses_since_saved",
 ]
 
 MEMORY_ROLE = int(Qt.ItemDataRole.UserRole) + 1
@@ -127,7 +128,7 @@ def tooltip_html(text: str, note: str | None = None) -> str:
     return body + (f"<p><b>{html.escape(note)}</b></p>" if note else "")
 
 
-def _uses(m: Memory) -> int:
+def uses_since_saved(m: Memory) -> int:
     """How often assistants used or confirmed it since it was saved (the save itself is the first count)."""
     return max(0, m.reference_count - 1)
 
@@ -187,7 +188,9 @@ class MemoryTableModel(QAbstractTableModel):
         self._fetching = False
         fresh = list(memories)
         if [m.id for m in fresh] == [m.id for m in self._rows]:
-            changed = [row for row, (old, new) in enumerate(zip(self._rows, fresh, strict=True)) if old != new]
+            changed = [
+                row for row, (old, new) in enumerate(zip(self._rows, fresh, strict=True)) if old != new
+            ]
             self._rows = fresh
             self._total = total
             # Only the rows that differ are repainted: a reload that finds nothing new costs nothing.
@@ -285,13 +288,15 @@ class MemoryTableModel(QAbstractTableModel):
     @classmethod
     def _tip(cls, m: Memory, column: Column) -> str:
         if column is Column.REFERENCES:
-            n = _uses(m)
+            n = uses_since_saved(m)
             if n == 0:
                 return "No assistant has used or confirmed it since it was saved"
             return f"Used or confirmed by assistants {n} time{'' if n == 1 else 's'} since it was saved"
         if column is Column.LAST_USED:
             when = short_time(m.last_referenced_at)
-            return f"Last used or confirmed by an assistant {when}" if when else "No assistant has used it yet"
+            return (
+                f"Last used or confirmed by an assistant {when}" if when else "No assistant has used it yet"
+            )
         if column is Column.SAVED:
             return f"Saved {short_time(m.created_at)} by {m.platform}"
         if column is Column.HAPPENED:
@@ -315,7 +320,7 @@ class MemoryTableModel(QAbstractTableModel):
         if column is Column.CONFIDENCE:
             return str(m.confidence).capitalize()
         if column is Column.REFERENCES:
-            return str(_uses(m))
+            return str(uses_since_saved(m))
         if column is Column.LAST_USED:
             return short_date(m.last_referenced_at) if m.last_referenced_at else "never"
         return "Pinned" if m.pinned else ""

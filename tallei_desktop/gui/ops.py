@@ -15,7 +15,7 @@ from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any, TypeVar
 
-from PySide6.QtCore import QObject, Signal
+from PySide6.QtCore import QObject, Qt, Signal
 
 from tallei_desktop.core import KnownError
 
@@ -44,7 +44,9 @@ class Ops(QObject):
         self._running = 0
         self._lock = threading.Lock()
         self._closed = False
-        self._finished.connect(self._deliver)
+        # Queued even from the Qt thread: a future already done when its callback is added calls it
+        # at once, and the answer must still wait for the event loop, after run() has returned.
+        self._finished.connect(self._deliver, Qt.ConnectionType.QueuedConnection)
 
     @property
     def running(self) -> int:

@@ -23,12 +23,12 @@ import cachetools
 import numpy as np
 
 from tallei_desktop.core import backup as backups
-from tallei_desktop.core import conflicts as lifecycle
 from tallei_desktop.core import transfer
 from tallei_desktop.core import validate as v
 from tallei_desktop.core.classify import classify
 from tallei_desktop.core.embeddings import Embedder, ModelState, ModelStatus
 from tallei_desktop.core.errors import InvalidInput, KnownError, ModelUnavailable, StoreUnavailable
+from tallei_desktop.core.lifecycle import decide
 from tallei_desktop.core.models import (
     APP_PLATFORM,
     CHOSEN_RESOLUTIONS,
@@ -55,6 +55,7 @@ from tallei_desktop.core.store import Connection, listing
 from tallei_desktop.core.store import access as sa
 from tallei_desktop.core.store import conflicts as sc
 from tallei_desktop.core.store import events as se
+from tallei_desktop.core.store import lifecycle_rows as lr
 from tallei_desktop.core.store import memories as sm
 from tallei_desktop.core.store import queries as q
 from tallei_desktop.core.store import reopen as sr
@@ -663,7 +664,10 @@ class MemoryService:
             for p, vector, near, new_type in zip(batch, vectors, neighbours, refined, strict=True):
                 if new_type is not None:
                     sm.refine_type(conn, p, new_type, now)
-                lifecycle.finish_memory(conn, p.rowid, p.content, vector, now, neighbours=near)
+                # Gather, decide, apply: the store reads one case, a pure function rules on it.
+                case = lr.gather_case(conn, p.rowid, p.content, vector, near)
+                if case is not None:
+                    lr.apply_decision(conn, case, decide(case), vector, now)
         return len(batch) == EMBED_BATCH
 
     def _neighbours(
@@ -673,7 +677,7 @@ class MemoryService:
 
         From the in-process index (a vec0 scan inside the write transaction blocked saves for
         seconds at 50,000 memories) plus the older members of this batch, which are not indexed
-        yet. ``finish_memory`` re-reads every candidate inside the transaction.
+        yet. ``gather_case`` re-reads every candidate inside the transaction.
         """
         if all(v is None for v in vectors):
             return [None] * len(batch)
@@ -686,7 +690,7 @@ class MemoryService:
                 continue
             near = [
                 (r, s)
-                for r, s in self._vectors.search(vector, lifecycle.NEIGHBOURS_K, bucket=p.bucket)
+                for r, s in self._vectors.search(vector, lr.NEIGHBOURS_K, bucket=p.bucket)
                 if r != p.rowid
             ]
             near += [
@@ -695,7 +699,7 @@ class MemoryService:
                 if other is not None and batch[j].bucket is p.bucket
             ]
             near.sort(key=lambda pair: pair[1], reverse=True)
-            out.append(near[: lifecycle.NEIGHBOURS_K])
+            out.append(near[: lr.NEIGHBOURS_K])
         return out
 
     # -- the embedding model ---------------------------------------------------------------------

@@ -90,7 +90,7 @@ def test_an_earlier_text_of_a_forgotten_or_erased_memory_cannot_be_brought_back(
 def test_the_person_in_tallei_is_not_an_assistant_to_list_or_pause(service: MemoryService) -> None:
     a = service.save("I prefer tabs for indentation", platform="claude").id
     service.save("I prefer spaces for indentation", platform="chatgpt")
-    service.update(a, content="I prefer tabs for indentation in Go")
+    service.update(a, content="I prefer tabs for all indentation")
     service.drain()
     [conflict] = service.conflicts()
     service.resolve_conflict(conflict.id, "replace", content="Tabs in Go, spaces in Python")

@@ -26,6 +26,8 @@ HELDOUT_LISTS = DATA / "heldout_lists.tsv"
 #: The training and development sets: no held-out sentence may appear in them.
 TRAINING_SETS = (
     DATA / "conflict_pairs.tsv",
+    DATA / "pair_train.tsv",
+    DATA / "pair_train_lists.tsv",
     DATA / "classify_labelled.tsv",
     DATA / "classify_train.tsv",
     DATA / "classify_heldout.tsv",
@@ -38,6 +40,11 @@ KINDS = {
     "conflict": ("negation", "no-shared-words", "contradiction"),
     "compatible": ("same-shape",),
 }
+#: The training pairs (pair_train.tsv) also hold compatible pairs that add to each other or are about
+#: another subject.
+TRAINING_KINDS = {**KINDS, "compatible": ("same-shape", "additive", "unrelated")}
+PAIR_TRAIN = DATA / "pair_train.tsv"
+PAIR_TRAIN_LISTS = DATA / "pair_train_lists.tsv"
 
 MIN_PAIRS = 150
 MIN_PREFERENCE_UPDATES = 20
@@ -101,16 +108,19 @@ def _type(path: Path, number: int, value: str) -> MemoryType:
         raise ValueError(f"{path.name} line {number}: {value!r} is not a memory type") from None
 
 
-def load_heldout_pairs(path: Path = HELDOUT_PAIRS) -> list[HeldoutPair]:
-    """Every pair in ``path``; a malformed line fails with its line number."""
+def load_heldout_pairs(
+    path: Path = HELDOUT_PAIRS, kinds: dict[str, tuple[str, ...]] = KINDS
+) -> list[HeldoutPair]:
+    """Every pair in ``path`` (this format also holds the training pairs, with their ``kinds``); a
+    malformed line fails with its line number."""
     pairs = []
     for number, cells in _rows(path, PAIRS_HEADER):
         label, kind, type_a, platform_a, first, type_b, platform_b, second = cells
-        if label not in KINDS:
-            raise ValueError(f"{path.name} line {number}: the label must be one of {tuple(KINDS)}")
-        if kind not in KINDS[label]:
+        if label not in kinds:
+            raise ValueError(f"{path.name} line {number}: the label must be one of {tuple(kinds)}")
+        if kind not in kinds[label]:
             raise ValueError(
-                f"{path.name} line {number}: a {label} pair's kind must be one of {KINDS[label]}"
+                f"{path.name} line {number}: a {label} pair's kind must be one of {kinds[label]}"
             )
         pair = HeldoutPair(
             label,
@@ -151,9 +161,21 @@ def training_sentences() -> set[str]:
             cells = line.split("\t")
             if path.name == "conflict_pairs.tsv":
                 out.update(folded(cells[i]) for i in (3, 6) if len(cells) == 7)
+            elif path.name == "pair_train.tsv":
+                out.update(folded(cells[i]) for i in (4, 7) if len(cells) == 8)
+            elif path.name == "pair_train_lists.tsv" and len(cells) == 4:
+                out.add(folded(cells[3]))
             elif len(cells) == 2:
                 out.add(folded(cells[1]))
     return out
+
+
+def test_the_training_pairs_load_and_keep_each_label_in_number() -> None:
+    train = load_heldout_pairs(PAIR_TRAIN, TRAINING_KINDS)
+    labels = Counter(p.label for p in train)
+    assert min(labels.values()) >= 30 and set(labels) == set(TRAINING_KINDS), labels
+    assert all(p.type_a is p.type_b for p in train)
+    assert len(load_heldout_lists(PAIR_TRAIN_LISTS)) >= 5
 
 
 @pytest.fixture(scope="module")

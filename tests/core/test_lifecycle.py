@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from tallei_desktop.core.conflicts import (
+from tallei_desktop.core.embeddings import FastEmbedEmbedder
+from tallei_desktop.core.errors import InvalidInput, NotFound
+from tallei_desktop.core.lifecycle.text import (
     claims_differ,
     distinctive_tokens,
     is_duplicate,
     replaces_value,
     subject_words,
 )
-from tallei_desktop.core.embeddings import FastEmbedEmbedder
-from tallei_desktop.core.errors import InvalidInput, NotFound
 from tallei_desktop.core.models import ConflictResolution, MemoryStatus
 from tallei_desktop.core.recall import Budgets, estimate_tokens
 from tallei_desktop.core.service import MemoryService

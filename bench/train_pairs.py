@@ -1,0 +1,249 @@
+"""Train the pair model (tallei_desktop/core/lifecycle/pairs.py) and write its weights file.
+
+    python bench/train_pairs.py [--out tallei_desktop/core/data/pair_model.json] [--model-dir DIR]
+                                [--check]
+
+Training pairs, all from the development side (the held-out sets are never read here):
+
+* ``tests/core/data/conflict_pairs.tsv``: cross-platform conflicts and compatible lookalikes;
+* ``tests/core/data/pair_train.tsv``: updates (one assistant, a newer value), conflicts (negation,
+  no shared words, contradiction) and compatible pairs (same shape, additive, unrelated);
+* ``tests/core/data/pair_train_lists.tsv``: lists of distinct same-shaped memories (other hosts,
+  rooms, colleagues, relatives), every pair inside a list compatible;
+* alike turns of the LoCoMo development conversations: each turn the type model calls a preference,
+  fact or decision with its nearest earlier turn of that type in the same conversation, at
+  similarity 0.5 or more, labelled compatible. A conversation's
+  turns are what a store mostly holds, and none of them may retire another.
+
+The label is "incompatible" (update or conflict) against "compatible". Logistic regression with an
+L2 penalty, fitted by Newton's method. The thresholds come from five-fold cross-validation on these
+pairs, precision first: ``conflict_at`` is the lowest probability at which the held-apart folds'
+flags are at least 0.92 precise, ``supersede_at`` the lowest at which they are 0.95 precise (and
+never below ``conflict_at``). Prints the cross-validated figures and each weight; ``--check``
+compares with the shipped file instead of writing it and exits 1 if they differ.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+BENCH_DIR = Path(__file__).resolve().parent
+REPO_ROOT = BENCH_DIR.parent
+if str(REPO_ROOT) not in sys.path:
+    sys.path.insert(0, str(REPO_ROOT))
+if str(BENCH_DIR) not in sys.path:
+    sys.path.insert(0, str(BENCH_DIR))
+
+from common import resolve_model_dir, say  # noqa: E402
+from locomo import load_conversations, memory_texts  # noqa: E402
+
+from tallei_desktop.core.classify import classify  # noqa: E402
+from tallei_desktop.core.embeddings import FastEmbedEmbedder  # noqa: E402
+from tallei_desktop.core.lifecycle.decide import JUDGED_TYPES  # noqa: E402
+from tallei_desktop.core.lifecycle.pairs import FEATURES, PairModel, pair_features  # noqa: E402
+from tallei_desktop.core.lifecycle.text import is_duplicate  # noqa: E402
+from tallei_desktop.core.models import MemoryType  # noqa: E402
+from tests.core.test_heldout_sets import (  # noqa: E402
+    PAIR_TRAIN,
+    PAIR_TRAIN_LISTS,
+    TRAINING_KINDS,
+    load_heldout_lists,
+    load_heldout_pairs,
+)
+from tests.core.test_quality_sets import CONFLICT_PAIRS, load_pairs  # noqa: E402
+
+DEFAULT_OUT = REPO_ROOT / "tallei_desktop" / "core" / "data" / "pair_model.json"
+DEFAULT_DATA = REPO_ROOT.parent / "shared" / "data" / "locomo-dev" / "locomo-dev.json"
+#: L2 penalty on every weight but the bias.
+PENALTY = 1.0
+FOLDS = 5
+CONFLICT_PRECISION = 0.92
+SUPERSEDE_PRECISION = 0.95
+#: LoCoMo conversations whose alike turns join as compatible pairs, and the similarity they need.
+LOCOMO_CONVERSATIONS = 5
+LOCOMO_MIN_SIMILARITY = 0.5
+
+
+@dataclass(frozen=True, slots=True)
+class Example:
+    old: str
+    new: str
+    incompatible: bool
+    source: str
+    preference: bool = False
+    #: Saved by one assistant: the case where an incompatible pair supersedes.
+    same_platform: bool = False
+
+
+def labelled_examples() -> list[Example]:
+    out = [
+        Example(
+            p.first,
+            p.second,
+            p.conflicting,
+            "conflict_pairs",
+            p.type_a is MemoryType.PREFERENCE,
+            p.platform_a == p.platform_b,
+        )
+        for p in load_pairs(CONFLICT_PAIRS)
+        if p.type_a is p.type_b
+    ]
+    for name, members in load_heldout_lists(PAIR_TRAIN_LISTS).items():
+        out += [
+            Example(a.memory, b.memory, False, f"lists/{name}", a.type is MemoryType.PREFERENCE, True)
+            for i, b in enumerate(members)
+            for a in members[:i]
+            if a.type is b.type
+        ]
+    out += [
+        Example(
+            p.first,
+            p.second,
+            p.label != "compatible",
+            f"pair_train/{p.label}",
+            p.type_a is MemoryType.PREFERENCE,
+            not p.cross_platform,
+        )
+        for p in load_heldout_pairs(PAIR_TRAIN, TRAINING_KINDS)
+    ]
+    return out
+
+
+def locomo_examples(embedder: FastEmbedEmbedder, data: Path) -> list[tuple[Example, float]]:
+    """Each turn with its nearest earlier turn of the same conversation, when alike enough."""
+    if not data.is_file():
+        say(f"no LoCoMo data at {data}: training without conversation turns")
+        return []
+    out: list[tuple[Example, float]] = []
+    for conv in load_conversations(data)[:LOCOMO_CONVERSATIONS]:
+        texts = [text for turn in conv.turns for text in memory_texts(turn, "plain")]
+        types = [classify(text) for text in texts]
+        vectors = np.asarray(embedder.embed(texts))
+        for i in range(1, len(texts)):
+            # Only memories of one judged type are ever compared (lifecycle/decide.py).
+            same = [j for j in range(i) if types[j] is types[i]]
+            if types[i] not in JUDGED_TYPES or not same:
+                continue
+            sims = vectors[same] @ vectors[i]
+            k = int(np.argmax(sims))
+            # A duplicate is merged before the pair model is asked.
+            if sims[k] >= LOCOMO_MIN_SIMILARITY and not is_duplicate(
+                texts[i], texts[same[k]], float(sims[k])
+            ):
+                example = Example(
+                    texts[same[k]], texts[i], False, "locomo", types[i] is MemoryType.PREFERENCE, True
+                )
+                out.append((example, float(sims[k])))
+    return out
+
+
+def fit(x: np.ndarray, y: np.ndarray, penalty: float = PENALTY) -> np.ndarray:
+    """Logistic regression weights (L2 on all but the first, the bias), by Newton's method."""
+    w = np.zeros(x.shape[1])
+    reg = np.full(x.shape[1], penalty)
+    reg[0] = 0.0
+    for _ in range(50):
+        p = 1.0 / (1.0 + np.exp(-(x @ w)))
+        grad = x.T @ (p - y) + reg * w
+        hess = (x.T * (p * (1 - p))) @ x + np.diag(reg) + 1e-9 * np.eye(x.shape[1])
+        step = np.linalg.solve(hess, grad)
+        w -= step
+        if np.max(np.abs(step)) < 1e-8:
+            break
+    return w
+
+
+def lowest_threshold(p: np.ndarray, y: np.ndarray, precision: float) -> float:
+    """The lowest probability at which flagging everything at or above it is ``precision`` precise."""
+    best = 1.0
+    for t in sorted(set(np.round(p, 4))):
+        flagged = p >= t
+        if flagged.sum() and y[flagged].mean() >= precision:
+            best = float(t)
+            break
+    return best
+
+
+def scores(p: np.ndarray, y: np.ndarray, t: float) -> dict[str, float]:
+    flagged = p >= t
+    tp = int((flagged & (y == 1)).sum())
+    fp = int((flagged & (y == 0)).sum())
+    fn = int((~flagged & (y == 1)).sum())
+    precision = tp / (tp + fp) if tp + fp else 0.0
+    recall = tp / (tp + fn) if tp + fn else 0.0
+    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+    return {"precision": precision, "recall": recall, "f1": f1, "tp": tp, "fp": fp, "fn": fn}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
+    parser.add_argument("--model-dir", type=Path)
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("--verbose", action="store_true", help="list the cross-validated mistakes")
+    parser.add_argument("--check", action="store_true", help="compare with --out instead of writing it")
+    args = parser.parse_args(argv)
+    embedder = FastEmbedEmbedder(model_dir=resolve_model_dir(args.model_dir), allow_download=False)
+    embedder.load()
+    labelled = labelled_examples()
+    vectors = np.asarray(embedder.embed([t for e in labelled for t in (e.old, e.new)]))
+    sims = [float(vectors[2 * i] @ vectors[2 * i + 1]) for i in range(len(labelled))]
+    pairs = list(zip(labelled, sims, strict=True)) + locomo_examples(embedder, args.data)
+    x = np.array([pair_features(e.old, e.new, s, preference=e.preference) for e, s in pairs])
+    y = np.array([float(e.incompatible) for e, _ in pairs])
+    say(f"{len(pairs)} pairs: {int(y.sum())} incompatible, {int(len(y) - y.sum())} compatible")
+
+    order = list(range(len(pairs)))
+    random.Random(20261202).shuffle(order)
+    held_apart = np.zeros(len(pairs))
+    for fold in range(FOLDS):
+        test = order[fold::FOLDS]
+        train = [i for i in order if i not in set(test)]
+        w = fit(x[train], y[train])
+        held_apart[test] = 1.0 / (1.0 + np.exp(-(x[test] @ w)))
+    one = np.array([e.same_platform for e, _ in pairs])
+    # Each threshold is chosen on the pairs it rules on: supersede on one assistant's pairs (updates,
+    # compatible pairs, conversation turns), conflicts on two assistants' pairs.
+    conflict_at = lowest_threshold(held_apart[~one], y[~one], CONFLICT_PRECISION)
+    supersede_at = max(conflict_at, lowest_threshold(held_apart[one], y[one], SUPERSEDE_PRECISION))
+    for name, t, part in (("conflict", conflict_at, ~one), ("supersede", supersede_at, one)):
+        s = scores(held_apart[part], y[part], t)
+        say(
+            f"cross-validated {name} at p >= {t:.3f} on {int(part.sum())} pairs: precision {s['precision']:.3f}, "
+            f"recall {s['recall']:.3f}, F1 {s['f1']:.3f} (tp {s['tp']}, fp {s['fp']}, fn {s['fn']})"
+        )
+    for source in sorted({e.source for e, _ in pairs}):
+        idx = np.array([e.source == source for e, _ in pairs])
+        t = np.where(one[idx], supersede_at, conflict_at)
+        say(f"  {source}: {int(idx.sum())} pairs, ruled incompatible {int((held_apart[idx] >= t).sum())}")
+
+    if args.verbose:
+        for (e, s_), p_ in sorted(zip(pairs, held_apart, strict=True), key=lambda t: -t[1]):
+            wrong = (p_ >= (supersede_at if e.same_platform else conflict_at)) != e.incompatible
+            if wrong:
+                kind = "false alarm" if not e.incompatible else "missed"
+                say(f"  {kind} p={p_:.2f} sim={s_:.2f} [{e.source}] {e.old!r} -> {e.new!r}")
+
+    weights = fit(x, y)
+    for name, w in zip(FEATURES, weights, strict=True):
+        say(f"  {name:<24} {w:+.3f}")
+    model = PairModel(tuple(float(w) for w in weights), supersede_at, conflict_at)
+    text = model.to_json(trained_on={"pairs": len(pairs), "incompatible": int(y.sum())})
+    if args.check:
+        same = args.out.is_file() and args.out.read_text(encoding="utf-8") == text
+        say("the shipped weights match" if same else f"{args.out} differs from a fresh training")
+        return 0 if same else 1
+    args.out.write_text(text, encoding="utf-8")
+    say(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,165 @@
+"""What happens to a new memory once its embedding exists: a pure decision over one case.
+
+The store reads the case (``core/store/lifecycle_rows.py``): the new memory and its nearest active
+neighbours in its bucket, each a plain value. :func:`decide` rules on it, and the store applies the
+decision in the same write transaction. Nothing here touches the store.
+
+Rules (among *active* memories; similarity is the cosine of the two all-MiniLM-L6-v2 vectors):
+
+* **Merge**: same type, and :func:`~.text.is_duplicate` (very alike, and nothing that makes them two
+  claims: no other number, name or date, no negation on one side only). The new memory folds into
+  the older one, which gains a confirmation from the new platform. Checked first, nearest first.
+* **Incompatible**: same type, a preference, fact or decision, and the pair model
+  (:mod:`.pairs`) gives at least its threshold: the two cannot both stand.
+  - the older one is **pinned**: a conflict for the person (a pin is the person's own choice);
+  - the **same assistant** saved both: the older one is **superseded** (kept, hidden, undoable),
+    only at the stricter ``supersede_at``, and for a fact or decision only when the new one says it
+    replaces (a cue word, the old value named, another number, one value of a state swapped): a wrong retirement hides a memory
+    from every assistant and nobody is asked, so when unsure both stay. A new memory that would
+    retire two or more at once is one more of a list, and retires none; nor does one about another
+    named person or thing ("Kofi works on …" after "Ines works on …");
+  - **another assistant** (one that never saved or confirmed the older one): a **conflict**.
+* Without vectors (semantic search off) only preferences are compared, by words: two shared subject
+  words make one subject, and a plain swap of one value (:func:`~.text.claims_differ`) from the same
+  assistant supersedes; from another, it is a conflict.
+
+Only an older memory (lower rowid) can be superseded by, or conflict with, the new one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from tallei_desktop.core.lifecycle.pairs import (
+    PairModel,
+    load_pair_model,
+    names_old_value,
+    numbers_changed,
+    one_value_swapped_in_a_state,
+    subjects_differ,
+    update_cue,
+)
+from tallei_desktop.core.lifecycle.text import claims_differ, is_duplicate, subject_words
+from tallei_desktop.core.models import Bucket, MemoryStatus, MemoryType
+
+__all__ = ["Candidate", "Case", "Decision", "NewMemory", "decide"]
+
+#: Types whose memories can contradict each other; notes, events, lessons and failures add up.
+JUDGED_TYPES = frozenset({MemoryType.PREFERENCE, MemoryType.FACT, MemoryType.DECISION})
+
+
+@dataclass(frozen=True, slots=True)
+class NewMemory:
+    rowid: int
+    id: str
+    type: MemoryType
+    bucket: Bucket
+    content: str
+    platform: str
+    status: MemoryStatus
+    #: Finished already (by another process): nothing is decided again.
+    processed: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """An active neighbour of the new memory, as read inside the transaction."""
+
+    rowid: int
+    id: str
+    type: MemoryType
+    content: str
+    platform: str
+    #: Every platform that saved or confirmed it.
+    platforms: frozenset[str]
+    pinned: bool
+    #: Cosine similarity to the new memory; None when compared by words alone.
+    similarity: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class Case:
+    new: NewMemory
+    #: Nearest first.
+    candidates: tuple[Candidate, ...]
+    #: The text embedded is still the memory's text (it was not edited meanwhile).
+    vector_current: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    #: Keep the embedding computed for the new memory.
+    store_vector: bool = False
+    #: The new memory is a duplicate of this one.
+    merge_into: Candidate | None = None
+    superseded: tuple[Candidate, ...] = ()
+    conflicts: tuple[Candidate, ...] = ()
+
+
+def _same_subject_by_words(a: str, b: str) -> bool:
+    return len(subject_words(a) & subject_words(b)) >= 2
+
+
+def _incompatible(new: NewMemory, old: Candidate, model: PairModel) -> tuple[bool, bool]:
+    """(worth asking the person about, sure enough to retire the older one)."""
+    if old.type is not new.type or new.type not in JUDGED_TYPES:
+        return False, False
+    if old.similarity is None:
+        if new.type is not MemoryType.PREFERENCE or not _same_subject_by_words(old.content, new.content):
+            return False, False
+        return True, claims_differ(old.content, new.content)
+    p = model.incompatible(
+        old.content, new.content, old.similarity, preference=new.type is MemoryType.PREFERENCE
+    )
+    retire = (
+        p >= model.supersede_at
+        and _says_it_replaces(new, old)
+        and not subjects_differ(old.content, new.content)
+    )
+    return p >= model.conflict_at, retire
+
+
+def _says_it_replaces(new: NewMemory, old: Candidate) -> bool:
+    """A fact or decision retires another only when it says so: a cue word of its own ("now",
+    "moved", "switched"), the old value named beside the new ("from Jira to Linear"), another number
+    or date, or one value swapped in a statement of what something is ("the office is in Munich"). "Decided with Amara to move the billing service" and "… with Bruno …" swap one
+    value too, and both stand. A preference is the person's current taste: the newer one replaces."""
+    return (
+        new.type is MemoryType.PREFERENCE
+        or update_cue(old.content, new.content)
+        or names_old_value(old.content, new.content)
+        or numbers_changed(old.content, new.content)
+        or one_value_swapped_in_a_state(old.content, new.content)
+    )
+
+
+def decide(case: Case, model: PairModel | None = None) -> Decision:
+    """The lifecycle's ruling on one case (see the module's rules)."""
+    new = case.new
+    keep_vector = case.vector_current and new.status in (MemoryStatus.ACTIVE, MemoryStatus.ARCHIVED)
+    if new.processed or new.status is not MemoryStatus.ACTIVE:
+        return Decision(store_vector=keep_vector)
+    model = model or load_pair_model()
+    rulings: list[tuple[Candidate, bool, bool]] = []
+    for old in case.candidates:
+        if (
+            old.similarity is not None
+            and old.type is new.type
+            and is_duplicate(new.content, old.content, old.similarity)
+        ):
+            return Decision(store_vector=keep_vector, merge_into=old)
+        if old.rowid > new.rowid:
+            continue
+        ask, retire = _incompatible(new, old, model)
+        if ask or retire:
+            rulings.append((old, ask, retire))
+    # An update replaces one memory. A new one that would retire several of one assistant's memories
+    # at once is one more of a list ("Ines works on …", "Kofi works on …"): all of them stay.
+    mine = [old for old, _, retire in rulings if retire and not old.pinned and old.platform == new.platform]
+    superseded = tuple(mine) if len(mine) == 1 else ()
+    conflicts = tuple(
+        old
+        for old, ask, _ in rulings
+        if ask and (old.pinned or (old.platform != new.platform and new.platform not in old.platforms))
+    )
+    return Decision(store_vector=keep_vector, superseded=superseded, conflicts=conflicts)

@@ -1,0 +1,370 @@
+"""The pair model: how likely two memories of one type say incompatible things about one subject.
+
+Contract:
+
+- ``pair_features(old, new, similarity)`` turns two texts (``new`` saved after ``old``) and the cosine
+  similarity of their embeddings into a fixed vector of ``FEATURES``. It is pure: words, negation,
+  exclusion and update cues, the entity each is about, and how the two differ (one value swapped,
+  a number changed, the subject changed). No I/O, no randomness.
+- ``PairModel.incompatible(old, new, similarity)`` is the probability (logistic regression over those
+  features) that both cannot stand: an update when one assistant says it, a conflict across two.
+  ``supersede_at`` and ``conflict_at`` are the thresholds the training chose, precision first: a wrong
+  retirement hides a memory from every assistant, so supersede needs the surer one.
+- ``load_pair_model()`` reads the weights shipped in the package (``data/pair_model.json``) once per
+  process; ``bench/train_pairs.py`` writes that file from the labelled training pairs in
+  tests/core/data/ (never from the held-out ones).
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import math
+import re
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from tallei_desktop.core.lifecycle.text import (
+    claims_differ,
+    content_sequence,
+    distinctive_tokens,
+    polarity,
+    replaces_value,
+    subject_words,
+)
+
+__all__ = [
+    "FEATURES",
+    "FEATURE_VERSION",
+    "PairModel",
+    "load_pair_model",
+    "pair_features",
+]
+
+#: Bumped whenever :func:`pair_features` changes, so weights trained on other features are refused.
+FEATURE_VERSION = 2
+WEIGHTS_FILE = "pair_model.json"
+
+FEATURES: tuple[str, ...] = (
+    "bias",
+    "similarity",
+    "similarity_above_0.7",
+    "similarity_below_0.45",
+    "word_overlap",
+    "words_only_new",
+    "words_only_old",
+    "changes",
+    "one_value_swapped",
+    "negation_differs",
+    "exclusion_one_side",
+    "identity_claim_one_side",
+    "update_cue_new_only",
+    "update_cue_old",
+    "new_names_old_value",
+    "numbers_differ",
+    "names_differ",
+    "first_word_differs",
+    "preference",
+    "preference_same_subject",
+    "shared_subject_words",
+    "swapped_when_alike",
+    "exclusion_when_alike",
+    "update_cue_when_alike",
+    "value_replaced",
+    "one_value_frame",
+    "many_values_frame",
+    "label_differs",
+    "subject_differs",
+)
+
+_WORD = re.compile(r"[a-z0-9][a-z0-9+#.'-]*")
+#: Words that close a claim off ("only", "never", "no …", "at all"): the other side may be a case of
+#: what it rules out, though it shares none of its words.
+_EXCLUSION = frozenset(
+    """
+    only never no not none nothing nobody without any anything ever entirely strictly fully solely
+    exclusively completely totally don't doesn't didn't isn't aren't hasn't haven't won't can't cannot
+    """.split()
+)
+_EXCLUSION_PHRASES = ("at all", "no longer", "any more", "anymore")
+#: Words with which assistants write down that something changed.
+_UPDATE_WORDS = frozenset(
+    """
+    now actually switched switch switching moved move moving new newly instead changed change changing
+    updated upgraded upgrade downgraded turned became become dropped replaced nowadays lately recently
+    anymore since left quit started
+    """.split()
+)
+_UPDATE_PHRASES = (
+    "from now on",
+    "no longer",
+    "these days",
+    "any more",
+    "back to",
+    "rather than",
+    "not anymore",
+)
+#: Frames that hold one value at a time ("the office is in …", "prefers …", "is called …") and frames
+#: that hold many ("likes …", "speaks …", "has visited …"): a second value replaces in the first kind
+#: and adds in the second.
+_ONE_VALUE = frozenset(
+    """
+    is are was were will be 's prefers prefer preferred favourite favorite wants want chose chosen decided
+    default go-to main primary called named name set going
+    """.split()
+)
+_MANY_VALUES = frozenset(
+    """
+    likes like enjoys enjoy loves love speaks speak visited has have had plays play allergic also too
+    well both owns own collects reads watches knows fluent member
+    """.split()
+)
+#: A state claimed about the person ("is vegan", "I'm single", "am an only child").
+_IDENTITY = re.compile(r"^(?:(?:the )?user |she |he |they |i )?(?:is|am|are|i'm|'m)\b", re.I)
+
+
+def _words(text: str) -> list[str]:
+    return [w.strip(".'-") for w in _WORD.findall(text.casefold())]
+
+
+def _has_any(text: str, words: frozenset[str], phrases: tuple[str, ...]) -> bool:
+    low = " ".join(_words(text))
+    return any(w in words for w in low.split()) or any(p in low for p in phrases)
+
+
+def update_cue(old: str, new: str) -> bool:
+    """Whether ``new`` says it changes something ("now", "moved", "switched", "no longer") in words
+    ``old`` does not use: a cue both share ("the new cluster") says nothing about the pair."""
+    words_old = set(_words(old))
+    low_old, low_new = " ".join(_words(old)), " ".join(_words(new))
+    return any(w in _UPDATE_WORDS and w not in words_old for w in low_new.split()) or any(
+        p in low_new and p not in low_old for p in _UPDATE_PHRASES
+    )
+
+
+def names_old_value(old: str, new: str) -> bool:
+    """Whether ``new`` names a value of ``old`` (a name or number) beside one of its own: "switched
+    from Jira to Linear" after "uses Jira"."""
+    value_old = _names(old) | _numbers(old)
+    value_new = _names(new) | _numbers(new)
+    return bool(value_old & value_new) and bool(value_new - value_old)
+
+
+def numbers_changed(old: str, new: str) -> bool:
+    """Both hold numbers (digits or words, dates), and not the same ones."""
+    a, b = _numbers(old), _numbers(new)
+    return bool(a) and bool(b) and a != b
+
+
+_COPULA = frozenset("is are was were am 's".split())
+
+
+def one_value_swapped_in_a_state(old: str, new: str) -> bool:
+    """One value swapped in a statement of what something is ("the office is in Berlin" / "… in
+    Munich"): such a frame holds one value at a time, unless it is one that holds many ("is allergic
+    to", "is fluent in" … the words of ``_MANY_VALUES``)."""
+    shared = set(_words(old)) & set(_words(new))
+    # The same length: "the staging URL for the docs is …" narrows the subject; it replaces nothing.
+    same_length = len(content_sequence(old)) == len(content_sequence(new))
+    return bool(shared & _COPULA) and not shared & _MANY_VALUES and same_length and claims_differ(old, new)
+
+
+def _identity_claim(text: str) -> bool:
+    """A short statement of what someone is: "Is a vegan.", "I'm left-handed"."""
+    return len(_words(text)) <= 6 and bool(_IDENTITY.match(text.strip()))
+
+
+#: Words memories open with in the short third-person style ("Prefers …", "Works as …"): a
+#: capitalised first word among these is no name.
+_OPENERS = frozenset(
+    """
+    prefers likes loves enjoys wants works lives has had is was uses used drinks eats speaks hates needs
+    plays runs owns drives reads writes watches keeps takes goes makes gets knows thinks lost visited
+    grew spent studied teaches manages leads avoids never always only often usually rarely still also
+    user users their his her my our the a an this that these those every each some no not
+    """.split()
+)
+
+
+def _names(text: str) -> frozenset[str]:
+    """Capitalised words and identifiers ("Ines", "web-01", "v2"), the first word too unless it
+    opens the sentence the usual way ("Works as …", "The …")."""
+    tokens = re.findall(r"\w[\w'.-]*", text)
+    out = set()
+    for i, token in enumerate(tokens):
+        low = token.casefold().strip(".'-")
+        if any(ch.isdigit() for ch in token) or (
+            token[:1].isupper() and not (i == 0 and (low in _OPENERS or low.endswith(("ed", "ing"))))
+        ):
+            out.add(low)
+    return frozenset(out)
+
+
+#: Nouns a number after which names one of many ("room 204", "item 3", "number 24").
+_NUMBERED = frozenset(
+    "number no no. item room plot project server host node step chapter part ticket issue flat unit "
+    "apartment floor desk table seat gate lane row box version release sprint week day".split()
+)
+
+
+def _identifier(text: str) -> str | None:
+    """A numbered name near the start ("Project 4 …", "Room 204 has …", "Note number 24 about …")."""
+    tokens = re.findall(r"\w[\w'.-]*", text)[:4]
+    for i in range(1, len(tokens)):
+        token, before = tokens[i], tokens[i - 1]
+        low = before.casefold()
+        if not any(ch.isdigit() for ch in token):
+            continue
+        named = before[:1].isupper() and i - 1 <= 1 and low not in _OPENERS and not low.endswith("s")
+        if named or low in _NUMBERED:
+            return f"{low} {token.casefold()}"
+    return None
+
+
+def _subject(text: str) -> str | None:
+    """The name or identifier a memory is about, when it opens with one ("Kofi works …", "web-02 is …",
+    "Room 204 has …": the first or second word) or names an owner early ("Prefers Goran's summaries")."""
+    numbered = _identifier(text)
+    if numbered is not None:
+        return numbered
+    tokens: list[str] = [t.casefold().strip(".-") for t in re.findall(r"\w[\w'.-]*", text)[:3]]
+    names = _names(text)
+    for i, token in enumerate(tokens):
+        if token in names and (i < 2 or token.endswith("'s")):
+            return token.removesuffix("'s")
+    return None
+
+
+_LABEL = re.compile(r"^\s*(?:\[[^\]]*\]\s*)?([^:\n]{1,40}):\s")
+
+
+def _label(text: str) -> str | None:
+    """The label a memory starts with ("Caroline: …", "[8 May] Ana: …"): whose words, or what about."""
+    found = _LABEL.match(text)
+    return found.group(1).casefold().strip() if found else None
+
+
+def _numbers(text: str) -> frozenset[str]:
+    return frozenset(t for t in distinctive_tokens(text) if any(ch.isdigit() for ch in t))
+
+
+def subjects_differ(old: str, new: str) -> bool:
+    """Each is about a name or identifier the other does not mention: two colleagues, two hosts,
+    two people's summaries."""
+    a, b = _subject(old), _subject(new)
+    if a is None or b is None:
+        return False
+    if a == b:
+        return False
+    names_old = {n.removesuffix("'s") for n in _names(old)}
+    names_new = {n.removesuffix("'s") for n in _names(new)}
+    # A numbered name differs by its number alone ("project 3" / "project 4").
+    return (" " in a and " " in b) or (a not in names_new and b not in names_old)
+
+
+def pair_features(old: str, new: str, similarity: float, *, preference: bool) -> list[float]:
+    """The features of ``FEATURES`` for ``new`` saved after ``old`` (cosine ``similarity``), two
+    preferences or two facts or decisions."""
+    seq_old, seq_new = content_sequence(old), content_sequence(new)
+    set_old, set_new = set(seq_old), set(seq_new)
+    union = set_old | set_new
+    overlap = len(set_old & set_new) / len(union) if union else 0.0
+    changes = sum(
+        op[0] != "equal" for op in difflib.SequenceMatcher(a=seq_old, b=seq_new, autojunk=False).get_opcodes()
+    )
+    excl_old = _has_any(old, _EXCLUSION, _EXCLUSION_PHRASES)
+    excl_new = _has_any(new, _EXCLUSION, _EXCLUSION_PHRASES)
+    names_old, names_new = _names(old), _names(new)
+    swapped = claims_differ(old, new)
+    shared_subject = len(subject_words(old) & subject_words(new))
+    alike = max(0.0, similarity - 0.4)
+    shared_raw = set(_words(old)) & set(_words(new))
+    cue_new = update_cue(old, new)
+    return [
+        1.0,
+        similarity,
+        max(0.0, similarity - 0.7),
+        max(0.0, 0.45 - similarity),
+        overlap,
+        min(len(set_new - set_old), 6) / 6,
+        min(len(set_old - set_new), 6) / 6,
+        min(changes, 3) / 3,
+        float(swapped),
+        float(polarity(old)[0] != polarity(new)[0]),
+        float(excl_old != excl_new),
+        float(_identity_claim(old) != _identity_claim(new)),
+        float(cue_new),
+        float(_has_any(old, _UPDATE_WORDS, _UPDATE_PHRASES)),
+        float(names_old_value(old, new)),
+        float(numbers_changed(old, new)),
+        float(bool(names_old) and bool(names_new) and not names_old & names_new),
+        float(bool(seq_old) and bool(seq_new) and seq_old[0] != seq_new[0]),
+        float(preference),
+        float(preference and (similarity >= 0.7 or (similarity >= 0.6 and shared_subject > 0))),
+        min(shared_subject, 3) / 3,
+        alike * swapped,
+        alike * (excl_old != excl_new),
+        alike * cue_new,
+        float(replaces_value(new, old)),
+        float(bool(shared_raw & _ONE_VALUE)),
+        float(bool(shared_raw & _MANY_VALUES)),
+        float(_label(old) is not None and _label(new) is not None and _label(old) != _label(new)),
+        float(subjects_differ(old, new)),
+    ]
+
+
+@dataclass(frozen=True, slots=True)
+class PairModel:
+    """Logistic regression over :data:`FEATURES`, with the thresholds its training chose."""
+
+    weights: tuple[float, ...]
+    #: Same assistant: retire the older memory at or above this probability.
+    supersede_at: float
+    #: Across assistants (or against a pinned memory): ask the person at or above this probability.
+    conflict_at: float
+
+    def __post_init__(self) -> None:
+        if len(self.weights) != len(FEATURES):
+            raise ValueError(f"the pair model has {len(self.weights)} weights for {len(FEATURES)} features")
+
+    def incompatible(self, old: str, new: str, similarity: float, *, preference: bool) -> float:
+        """The probability that ``old`` and ``new`` cannot both stand."""
+        x = pair_features(old, new, similarity, preference=preference)
+        z = sum(w * v for w, v in zip(self.weights, x, strict=True))
+        return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
+
+    def to_json(self, **extra: Any) -> str:
+        document = {
+            "feature_version": FEATURE_VERSION,
+            "features": list(FEATURES),
+            "weights": [round(w, 6) for w in self.weights],
+            "supersede_at": round(self.supersede_at, 4),
+            "conflict_at": round(self.conflict_at, 4),
+            **extra,
+        }
+        return json.dumps(document, indent=1) + "\n"
+
+    @classmethod
+    def from_json(cls, text: str) -> PairModel:
+        document = json.loads(text)
+        if (
+            document.get("feature_version") != FEATURE_VERSION
+            or tuple(document.get("features", ())) != FEATURES
+        ):
+            raise ValueError(
+                "the pair model's weights were trained on other features; run bench/train_pairs.py"
+            )
+        return cls(
+            tuple(float(w) for w in document["weights"]),
+            float(document["supersede_at"]),
+            float(document["conflict_at"]),
+        )
+
+
+@cache
+def load_pair_model() -> PairModel:
+    """The weights shipped in the package, read once per process."""
+    text = resources.files("tallei_desktop.core").joinpath("data", WEIGHTS_FILE).read_text(encoding="utf-8")
+    return PairModel.from_json(text)

@@ -1,0 +1,165 @@
+"""The lifecycle's pure decision on one case, and the store's gather and apply around it."""
+
+from __future__ import annotations
+
+import pytest
+
+from tallei_desktop.core.embeddings import FastEmbedEmbedder
+from tallei_desktop.core.lifecycle import Candidate, Case, NewMemory, decide
+from tallei_desktop.core.lifecycle.pairs import FEATURES, PairModel, load_pair_model, pair_features
+from tallei_desktop.core.models import Bucket, MemoryStatus, MemoryType
+from tallei_desktop.core.service import MemoryService
+from tallei_desktop.core.store import lifecycle_rows as lr
+from tallei_desktop.core.store.queries import fetch_by_id
+from tests.core.conftest import ServiceFactory
+
+FACT = MemoryType.FACT
+
+
+def _new(content: str, *, rowid: int = 10, platform: str = "claude", mtype: MemoryType = FACT) -> NewMemory:
+    return NewMemory(
+        rowid, f"n{rowid}", mtype, Bucket.LONG_TERM, content, platform, MemoryStatus.ACTIVE, False
+    )
+
+
+def _old(
+    content: str,
+    similarity: float | None,
+    *,
+    rowid: int = 1,
+    platform: str = "claude",
+    pinned: bool = False,
+    mtype: MemoryType = FACT,
+) -> Candidate:
+    return Candidate(rowid, f"o{rowid}", mtype, content, platform, frozenset({platform}), pinned, similarity)
+
+
+#: A model that calls every pair incompatible, so the rules around it are what is tested.
+SURE = PairModel(tuple([30.0] + [0.0] * (len(FEATURES) - 1)), supersede_at=0.9, conflict_at=0.5)
+
+
+def test_a_duplicate_merges_before_anything_else_is_decided() -> None:
+    case = Case(_new("I prefer dark mode"), (_old("I prefer dark mode.", 0.97),), vector_current=True)
+    decision = decide(case, SURE)
+    assert decision.merge_into is not None and decision.merge_into.id == "o1"
+    assert decision.superseded == () and decision.conflicts == () and decision.store_vector
+
+
+def test_the_same_assistant_retires_only_a_memory_the_new_one_says_it_replaces() -> None:
+    says = Case(_new("The team switched from Jira to Linear."), (_old("The team uses Jira.", 0.6),), True)
+    assert [c.id for c in decide(says, SURE).superseded] == ["o1"]
+    # One value swapped, no cue, no number, not a statement of what something is: both stand.
+    silent = Case(
+        _new("Decided with Bruno to move the billing service"),
+        (_old("Decided with Amara to move the billing service", 0.88),),
+        True,
+    )
+    assert decide(silent, SURE).superseded == ()
+    # A narrower subject ("for the docs") is another statement, not a newer value.
+    scoped = Case(
+        _new("The staging URL for the docs is docs-stage.example.org."),
+        (_old("The staging URL is staging.example.org.", 0.85),),
+        True,
+    )
+    assert decide(scoped, SURE).superseded == ()
+
+
+def test_a_memory_about_another_named_thing_retires_nothing() -> None:
+    case = Case(_new("Project 4 is written in Rust"), (_old("Project 3 is written in Rust", 0.95),), True)
+    assert decide(case, SURE).superseded == ()
+
+
+def test_a_new_memory_that_would_retire_several_is_one_more_of_a_list() -> None:
+    olds = (
+        _old("The gym costs 30 euros a month.", 0.8, rowid=1),
+        _old("The gym costs 35 euros a month.", 0.8, rowid=2),
+    )
+    case = Case(_new("The gym costs 42 euros a month."), olds, True)
+    assert decide(case, SURE).superseded == ()
+    assert [c.id for c in decide(Case(case.new, olds[:1], True), SURE).superseded] == ["o1"]
+
+
+def test_another_assistant_or_a_pin_raises_a_conflict_and_retires_nothing() -> None:
+    other = Case(
+        _new("The office is in Munich.", platform="gemini"), (_old("The office is in Berlin.", 0.7),), True
+    )
+    pinned = Case(
+        _new("The office is in Munich."), (_old("The office is in Berlin.", 0.7, pinned=True),), True
+    )
+    for case in (other, pinned):
+        decision = decide(case, SURE)
+        assert [c.id for c in decision.conflicts] == ["o1"] and decision.superseded == ()
+
+
+def test_only_an_older_memory_of_a_judged_type_is_compared() -> None:
+    newer = _old("The office is in Berlin.", 0.7, rowid=11)
+    note = _old("The office is in Berlin.", 0.7, mtype=MemoryType.NOTE)
+    assert decide(Case(_new("The office is in Munich."), (newer,), True), SURE) == decide(
+        Case(_new("The office is in Munich."), (), True), SURE
+    )
+    assert decide(Case(_new("The office is in Munich."), (note,), True), SURE).superseded == ()
+
+
+def test_a_finished_or_edited_memory_is_not_ruled_on_again() -> None:
+    done = NewMemory(10, "n10", FACT, Bucket.LONG_TERM, "x", "claude", MemoryStatus.ACTIVE, True)
+    decision = decide(Case(done, (_old("y", 0.99),), vector_current=False), SURE)
+    assert decision.merge_into is None and decision.superseded == () and not decision.store_vector
+
+
+def test_without_vectors_preferences_are_compared_by_their_words() -> None:
+    new = _new("Prefers tabs for indentation in Python", mtype=MemoryType.PREFERENCE)
+    old = _old("Prefers spaces for indentation in Python", None, mtype=MemoryType.PREFERENCE)
+    assert [c.id for c in decide(Case(new, (old,), True)).superseded] == ["o1"]
+
+
+def test_the_shipped_pair_model_loads_and_rules_both_ways() -> None:
+    model = load_pair_model()
+    assert 0.0 < model.conflict_at <= model.supersede_at < 1.0
+    assert len(pair_features("a", "b", 0.5, preference=False)) == len(FEATURES)
+    assert (
+        model.incompatible(
+            "Prefers dark mode in all apps.", "Prefers light mode in all apps.", 0.9, preference=True
+        )
+        > model.supersede_at
+    )
+    assert (
+        model.incompatible(
+            "Rui works on the mobile team.", "Elena works on the payments team.", 0.6, preference=False
+        )
+        < model.conflict_at
+    )
+
+
+def test_weights_for_other_features_are_refused() -> None:
+    text = load_pair_model().to_json().replace('"feature_version": ', '"feature_version": 9')
+    with pytest.raises(ValueError, match="other features"):
+        PairModel.from_json(text)
+
+
+def test_gather_reads_only_active_neighbours_and_apply_writes_one_supersede(
+    make_service: ServiceFactory, real_embedder: FastEmbedEmbedder
+) -> None:
+    svc: MemoryService = make_service(embedder=real_embedder)
+    old = svc.save("The staging URL is staging.example.org.", type="fact", platform="cursor").id
+    gone = svc.save("The build cache lives on cache-3.example.org.", type="fact", platform="cursor").id
+    svc.drain()
+    svc.forget(gone)
+    text = "The staging URL changed to stage2.example.org."
+    new = svc.save(text, type="fact", platform="cursor")
+    [vector] = real_embedder.embed([text])
+    with svc.db.write() as conn:
+        found = fetch_by_id(conn, new.id)
+        assert found is not None
+        rowid = found.rowid
+        near = lr.neighbours_in_store(conn, rowid, Bucket.LONG_TERM, vector)
+        case = lr.gather_case(conn, rowid, text, vector, None)
+        assert case is not None and {c.id for c in case.candidates} == {old}
+        assert {r for r, _ in near} >= {c.rowid for c in case.candidates}
+        outcome = lr.apply_decision(conn, case, decide(case), vector, svc.now().timestamp())
+    assert outcome is not None and outcome.superseded == (old,)
+    assert svc.get(old).status is MemoryStatus.SUPERSEDED and svc.get(old).superseded_by == new.id
+    # Finished: a second pass over the same memory decides nothing again.
+    with svc.db.write() as conn:
+        again = lr.gather_case(conn, rowid, text, vector, None)
+        assert again is not None and again.new.processed
+        assert lr.apply_decision(conn, again, decide(again), vector, svc.now().timestamp()) is None

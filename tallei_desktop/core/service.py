@@ -22,13 +22,13 @@ from typing import Any
 import cachetools
 import numpy as np
 
-from tallei_desktop.core import backup as backups
+from tallei_desktop.core import backups, exports
 from tallei_desktop.core import conflicts as lifecycle
-from tallei_desktop.core import transfer
 from tallei_desktop.core import validate as v
 from tallei_desktop.core.classify import classify
 from tallei_desktop.core.embeddings import Embedder, ModelState, ModelStatus
 from tallei_desktop.core.errors import InvalidInput, KnownError, ModelUnavailable, StoreUnavailable
+from tallei_desktop.core.exports import ImportReport
 from tallei_desktop.core.models import (
     APP_PLATFORM,
     CHOSEN_RESOLUTIONS,
@@ -51,17 +51,14 @@ from tallei_desktop.core.models import (
     bucket_for,
 )
 from tallei_desktop.core.retrieval import Budgets, build_recall, build_search
-from tallei_desktop.core.store import Connection, listing
-from tallei_desktop.core.store import access as sa
+from tallei_desktop.core.store import Connection, export_rows, listing, pause_rows
 from tallei_desktop.core.store import conflicts as sc
 from tallei_desktop.core.store import events as se
 from tallei_desktop.core.store import memories as sm
 from tallei_desktop.core.store import queries as q
 from tallei_desktop.core.store import reopen as sr
-from tallei_desktop.core.store import transfer as store_transfer
 from tallei_desktop.core.store.database import Database
 from tallei_desktop.core.store.vector_index import VectorIndex, trim_log
-from tallei_desktop.core.transfer import ImportReport
 from tallei_desktop.core.type_model import TypeModel, features, load_model
 from tallei_desktop.core.worker import BackgroundWorker
 
@@ -577,7 +574,7 @@ class MemoryService:
             version = self.db.data_version()
             if self._paused is None or self._paused[0] != version:
                 with self.db.read() as conn:
-                    self._paused = (version, sa.paused_platforms(conn))
+                    self._paused = (version, pause_rows.paused_platforms(conn))
             return self._paused[1]
 
     def set_platform_paused(self, platform: str, paused: bool) -> None:
@@ -593,7 +590,7 @@ class MemoryService:
                 f"'{APP_PLATFORM}' stands for what you do in Tallei, not an assistant; it cannot be paused."
             )
         with self.db.write() as conn:
-            sa.set_paused(conn, name, paused, self.now().timestamp())
+            pause_rows.set_paused(conn, name, paused, self.now().timestamp())
 
     # -- background work ---------------------------------------------------------------------------
 
@@ -775,8 +772,8 @@ class MemoryService:
     def export_memories(self) -> dict[str, Any]:
         """Every memory (all statuses, with provenance) and conflict, as the versioned export document."""
         with self.db.read() as conn:
-            memories, conflicts = store_transfer.export_all(conn)
-        return transfer.build_document(memories, conflicts, exported_at=self.now())
+            memories, conflicts = export_rows.export_all(conn)
+        return exports.build_document(memories, conflicts, exported_at=self.now())
 
     def import_memories(self, document: Mapping[str, Any]) -> ImportReport:
         """Merge an export document into the store in one transaction (idempotent).
@@ -784,9 +781,9 @@ class MemoryService:
         The whole document is checked first: a bad one raises InvalidInput and changes nothing. New
         memories go through the background lifecycle (dedup, supersede, conflicts) like saves.
         """
-        parsed = transfer.parse_document(document)
+        parsed = exports.parse_document(document)
         with self.db.write() as conn:
-            report = store_transfer.import_parsed(conn, parsed, now=self.now().timestamp())
+            report = export_rows.import_parsed(conn, parsed, now=self.now().timestamp())
         if report.added and self._worker is not None:
             self._worker.wake()
         return report

@@ -10,9 +10,7 @@ from typing import Any
 import pytest
 
 from tallei_desktop.core.errors import InvalidInput, StoreUnavailable
-from tallei_desktop.core.models import ConflictStatus, EventKind, MemoryStatus
-from tallei_desktop.core.service import MemoryService
-from tallei_desktop.core.transfer import (
+from tallei_desktop.core.exports import (
     FORMAT,
     MAGIC,
     VERSION,
@@ -20,6 +18,8 @@ from tallei_desktop.core.transfer import (
     encode_export,
     write_new_file,
 )
+from tallei_desktop.core.models import ConflictStatus, EventKind, MemoryStatus
+from tallei_desktop.core.service import MemoryService
 from tests.core.conftest import Clock, ServiceFactory
 
 #: Cheap scrypt for tests that seal many times; the format records the cost, so files still open.

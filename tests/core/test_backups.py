@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tallei_desktop.core.backup import backups_dir, list_backups, newest_backup, restore_backup
+from tallei_desktop.core.backups import backups_dir, list_backups, newest_backup, restore_backup
 from tallei_desktop.core.errors import StoreBusy, StoreDamaged, StoreUnavailable, WrongKey
 from tallei_desktop.core.service import MemoryService
 from tallei_desktop.core.store.connection import open_connection

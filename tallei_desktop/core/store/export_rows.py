@@ -1,5 +1,7 @@
 """SQL for export and import. Functions take a connection the caller owns (import: a write transaction).
 
+The document itself (format, encryption, checks) is ``core/exports.py``.
+
 Import rules, applied memory by memory in file order:
 
 * the id is already in the store: the file's provenance entries it lacks are added (each one also
@@ -20,11 +22,11 @@ from datetime import datetime
 
 import apsw
 
+from tallei_desktop.core.exports import ExportedConflict, ImportReport, ParsedExport
 from tallei_desktop.core.models import ConflictStatus, EventKind, Memory, MemoryStatus, Provenance
 from tallei_desktop.core.store import queries as q
 from tallei_desktop.core.store.database import bump_generation
 from tallei_desktop.core.store.events import record_event
-from tallei_desktop.core.transfer import ExportedConflict, ImportReport, ParsedExport
 
 __all__ = ["export_all", "import_parsed"]
 

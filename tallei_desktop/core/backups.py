@@ -16,7 +16,7 @@ from pathlib import Path
 
 from tallei_desktop.core.errors import StoreUnavailable
 from tallei_desktop.core.files import sync_folder
-from tallei_desktop.core.store.backup import (
+from tallei_desktop.core.store.backup_files import (
     BackupInfo,
     backups_dir,
     damaged_store_error,

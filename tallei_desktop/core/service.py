@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import builtins
 import logging
-import os
 import threading
 import time
 from collections import Counter
@@ -27,7 +26,7 @@ from tallei_desktop.core import conflicts as lifecycle
 from tallei_desktop.core import validate as v
 from tallei_desktop.core.classify import classify
 from tallei_desktop.core.embeddings import Embedder, ModelState, ModelStatus
-from tallei_desktop.core.errors import InvalidInput, KnownError, ModelUnavailable, StoreUnavailable
+from tallei_desktop.core.errors import InvalidInput, ModelUnavailable
 from tallei_desktop.core.exports import ImportReport
 from tallei_desktop.core.models import (
     APP_PLATFORM,
@@ -140,10 +139,7 @@ class MemoryService:
         # The baseline for store_changed(): commits after this point count as changes.
         self._data_version_lock = threading.Lock()
         self._data_version = db.data_version()
-        self._backup_folder: Path | None = None  # automatic backups are off until configure_backups()
-        self._backup_keep = backups.DEFAULT_KEEP
-        self._backup_every = backups.AUTO_BACKUP_EVERY
-        self._next_backup_check: datetime | None = None
+        self._backups = backups.Backups(db, self.now)
         # (data_version it was read at, the paused set): refreshed only after some commit.
         self._paused_lock = threading.Lock()
         self._paused: tuple[int, frozenset[str]] | None = None
@@ -793,47 +789,14 @@ class MemoryService:
     ) -> None:
         """Keep ``keep`` backups in ``folder`` and let the background worker make one when the newest
         is older than ``every`` (judged by this service's clock)."""
-        if keep < 1:
-            raise InvalidInput("backup_keep must be at least 1.")
-        self._backup_folder = folder
-        self._backup_keep = keep
-        self._backup_every = every
-        self._next_backup_check = None
+        self._backups.configure(folder, keep=keep, every=every)
 
     def backup_now(self, folder: Path) -> Path:
         """Copy the store, still encrypted with its key, into ``folder``; prune old backups; return the copy."""
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise StoreUnavailable(f"Cannot create the backup folder {folder}: {exc.strerror}.") from None
-        dest = backups.new_backup_path(folder, self.now())
-        partial = dest.with_name(f".{dest.name}.partial")
-        try:
-            self.db.backup_to(partial)
-            os.replace(partial, dest)
-        except OSError as exc:
-            raise StoreUnavailable(f"Cannot write the backup {dest}: {exc.strerror}.") from None
-        finally:
-            partial.unlink(missing_ok=True)
-        backups.prune_backups(folder, self._backup_keep)
-        log.info("backed up the store to %s", dest)
-        return dest
+        return self._backups.backup_now(folder)
 
     def _auto_backup(self) -> None:
-        folder = self._backup_folder
-        if folder is None:
-            return
-        now = self.now()
-        if self._next_backup_check is not None and now < self._next_backup_check:
-            return
-        try:
-            if backups.backup_due(folder, now, self._backup_every):
-                self.backup_now(folder)
-            newest = backups.list_backups(folder)
-            self._next_backup_check = (newest[0].taken_at if newest else now) + self._backup_every
-        except KnownError as exc:
-            log.warning("automatic backup failed; trying again in an hour: %s", exc)
-            self._next_backup_check = now + timedelta(hours=1)
+        self._backups.run_if_due()
 
 
 def _existing(conn: Connection, memory_id: str) -> q.Row:

@@ -49,8 +49,9 @@ from tallei_desktop.core.models import (
     StoreStatus,
     bucket_for,
 )
+from tallei_desktop.core.pauses import Pauses
 from tallei_desktop.core.retrieval import Budgets, build_recall, build_search
-from tallei_desktop.core.store import Connection, export_rows, listing, pause_rows
+from tallei_desktop.core.store import Connection, export_rows, listing
 from tallei_desktop.core.store import conflicts as sc
 from tallei_desktop.core.store import events as se
 from tallei_desktop.core.store import memories as sm
@@ -140,9 +141,7 @@ class MemoryService:
         self._data_version_lock = threading.Lock()
         self._data_version = db.data_version()
         self._backups = backups.Backups(db, self.now)
-        # (data_version it was read at, the paused set): refreshed only after some commit.
-        self._paused_lock = threading.Lock()
-        self._paused: tuple[int, frozenset[str]] | None = None
+        self._pauses = Pauses(db, self.now)
 
     # -- lifecycle -----------------------------------------------------------------------------
 
@@ -565,28 +564,12 @@ class MemoryService:
         Cheap enough to ask on every tool call: the set is cached and read again only after some
         connection committed (one ``PRAGMA data_version``, no table read, when nothing changed).
         """
-        with self._paused_lock:
-            # The version is taken before the read: a commit in between makes the next call read again.
-            version = self.db.data_version()
-            if self._paused is None or self._paused[0] != version:
-                with self.db.read() as conn:
-                    self._paused = (version, pause_rows.paused_platforms(conn))
-            return self._paused[1]
+        return self._pauses.paused()
 
     def set_platform_paused(self, platform: str, paused: bool) -> None:
         """Pause (or resume) an assistant platform's access: while paused, its tool calls answer with
         an error and read or write nothing. Idempotent; each real change is an event in the feed."""
-        if type(paused) is not bool:
-            raise InvalidInput("paused must be true or false.")
-        if not isinstance(platform, str) or not platform.strip():
-            raise InvalidInput("Name the assistant platform to pause, such as 'claude' or 'chatgpt'.")
-        name = v.clean_platform(platform)
-        if name == APP_PLATFORM:
-            raise InvalidInput(
-                f"'{APP_PLATFORM}' stands for what you do in Tallei, not an assistant; it cannot be paused."
-            )
-        with self.db.write() as conn:
-            pause_rows.set_paused(conn, name, paused, self.now().timestamp())
+        self._pauses.set(platform, paused)
 
     # -- background work ---------------------------------------------------------------------------
 

@@ -21,7 +21,7 @@ from typing import Any
 import cachetools
 import numpy as np
 
-from tallei_desktop.core import backups, exports
+from tallei_desktop.core import backups, exports, pauses
 from tallei_desktop.core import conflicts as lifecycle
 from tallei_desktop.core import validate as v
 from tallei_desktop.core.classify import classify
@@ -49,9 +49,8 @@ from tallei_desktop.core.models import (
     StoreStatus,
     bucket_for,
 )
-from tallei_desktop.core.pauses import Pauses
 from tallei_desktop.core.retrieval import Budgets, build_recall, build_search
-from tallei_desktop.core.store import Connection, export_rows, listing
+from tallei_desktop.core.store import Connection, listing
 from tallei_desktop.core.store import conflicts as sc
 from tallei_desktop.core.store import events as se
 from tallei_desktop.core.store import memories as sm
@@ -141,7 +140,8 @@ class MemoryService:
         self._data_version_lock = threading.Lock()
         self._data_version = db.data_version()
         self._backups = backups.Backups(db, self.now)
-        self._pauses = Pauses(db, self.now)
+        self._pauses = pauses.Pauses(db, self.now)
+        self._exports = exports.Exports(db, self.now)
 
     # -- lifecycle -----------------------------------------------------------------------------
 
@@ -750,9 +750,7 @@ class MemoryService:
 
     def export_memories(self) -> dict[str, Any]:
         """Every memory (all statuses, with provenance) and conflict, as the versioned export document."""
-        with self.db.read() as conn:
-            memories, conflicts = export_rows.export_all(conn)
-        return exports.build_document(memories, conflicts, exported_at=self.now())
+        return self._exports.export()
 
     def import_memories(self, document: Mapping[str, Any]) -> ImportReport:
         """Merge an export document into the store in one transaction (idempotent).
@@ -760,9 +758,7 @@ class MemoryService:
         The whole document is checked first: a bad one raises InvalidInput and changes nothing. New
         memories go through the background lifecycle (dedup, supersede, conflicts) like saves.
         """
-        parsed = exports.parse_document(document)
-        with self.db.write() as conn:
-            report = export_rows.import_parsed(conn, parsed, now=self.now().timestamp())
+        report = self._exports.import_document(document)
         if report.added and self._worker is not None:
             self._worker.wake()
         return report
@@ -779,6 +775,7 @@ class MemoryService:
         return self._backups.backup_now(folder)
 
     def _auto_backup(self) -> None:
+        """Each background round's turn at the backup schedule, which the Backups keep."""
         self._backups.run_if_due()
 
 

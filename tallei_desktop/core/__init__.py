@@ -60,7 +60,7 @@ from tallei_desktop.core.models import (
 )
 
 if TYPE_CHECKING:
-    from tallei_desktop.core.backup import (
+    from tallei_desktop.core.backups import (
         BackupInfo,
         RestoreResult,
         backups_dir,
@@ -79,6 +79,13 @@ if TYPE_CHECKING:
         ModelStatus,
         NullEmbedder,
     )
+    from tallei_desktop.core.exports import (
+        ImportReport,
+        decode_export,
+        encode_export,
+        is_encrypted,
+        write_new_file,
+    )
     from tallei_desktop.core.keys import (
         KEY_FILE_NAME,
         KEYRING_SERVICE,
@@ -93,13 +100,6 @@ if TYPE_CHECKING:
     from tallei_desktop.core.retrieval import Budgets
     from tallei_desktop.core.service import Clock, MemoryService
     from tallei_desktop.core.store.database import Database
-    from tallei_desktop.core.transfer import (
-        ImportReport,
-        decode_export,
-        encode_export,
-        is_encrypted,
-        write_new_file,
-    )
     from tallei_desktop.core.validate import MAX_QUERY_CHARS
 
 __all__ = [
@@ -208,17 +208,17 @@ _LAZY: dict[str, str] = {
     "Clock": "service",
     "MemoryService": "service",
     "Database": "store.database",
-    "BackupInfo": "backup",
-    "RestoreResult": "backup",
-    "backups_dir": "backup",
-    "list_backups": "backup",
-    "newest_backup": "backup",
-    "restore_backup": "backup",
-    "ImportReport": "transfer",
-    "decode_export": "transfer",
-    "encode_export": "transfer",
-    "is_encrypted": "transfer",
-    "write_new_file": "transfer",
+    "BackupInfo": "backups",
+    "RestoreResult": "backups",
+    "backups_dir": "backups",
+    "list_backups": "backups",
+    "newest_backup": "backups",
+    "restore_backup": "backups",
+    "ImportReport": "exports",
+    "decode_export": "exports",
+    "encode_export": "exports",
+    "is_encrypted": "exports",
+    "write_new_file": "exports",
 }
 
 

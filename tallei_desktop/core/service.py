@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import builtins
 import logging
-import os
 import threading
 import time
 from collections import Counter
@@ -22,12 +21,12 @@ from typing import Any
 import cachetools
 import numpy as np
 
-from tallei_desktop.core import backup as backups
-from tallei_desktop.core import transfer
+from tallei_desktop.core import backups, exports, pauses
 from tallei_desktop.core import validate as v
 from tallei_desktop.core.classify import classify
 from tallei_desktop.core.embeddings import Embedder, ModelState, ModelStatus
-from tallei_desktop.core.errors import InvalidInput, KnownError, ModelUnavailable, StoreUnavailable
+from tallei_desktop.core.errors import InvalidInput, ModelUnavailable
+from tallei_desktop.core.exports import ImportReport
 from tallei_desktop.core.lifecycle import decide
 from tallei_desktop.core.models import (
     APP_PLATFORM,
@@ -52,17 +51,14 @@ from tallei_desktop.core.models import (
 )
 from tallei_desktop.core.retrieval import Budgets, build_recall, build_search
 from tallei_desktop.core.store import Connection, listing
-from tallei_desktop.core.store import access as sa
 from tallei_desktop.core.store import conflicts as sc
 from tallei_desktop.core.store import events as se
 from tallei_desktop.core.store import lifecycle_rows as lr
 from tallei_desktop.core.store import memories as sm
 from tallei_desktop.core.store import queries as q
 from tallei_desktop.core.store import reopen as sr
-from tallei_desktop.core.store import transfer as store_transfer
 from tallei_desktop.core.store.database import Database
 from tallei_desktop.core.store.vector_index import VectorIndex, trim_log
-from tallei_desktop.core.transfer import ImportReport
 from tallei_desktop.core.type_model import TypeModel, features, load_model
 from tallei_desktop.core.worker import BackgroundWorker
 
@@ -144,13 +140,9 @@ class MemoryService:
         # The baseline for store_changed(): commits after this point count as changes.
         self._data_version_lock = threading.Lock()
         self._data_version = db.data_version()
-        self._backup_folder: Path | None = None  # automatic backups are off until configure_backups()
-        self._backup_keep = backups.DEFAULT_KEEP
-        self._backup_every = backups.AUTO_BACKUP_EVERY
-        self._next_backup_check: datetime | None = None
-        # (data_version it was read at, the paused set): refreshed only after some commit.
-        self._paused_lock = threading.Lock()
-        self._paused: tuple[int, frozenset[str]] | None = None
+        self._backups = backups.Backups(db, self.now)
+        self._pauses = pauses.Pauses(db, self.now)
+        self._exports = exports.Exports(db, self.now)
 
     # -- lifecycle -----------------------------------------------------------------------------
 
@@ -573,28 +565,12 @@ class MemoryService:
         Cheap enough to ask on every tool call: the set is cached and read again only after some
         connection committed (one ``PRAGMA data_version``, no table read, when nothing changed).
         """
-        with self._paused_lock:
-            # The version is taken before the read: a commit in between makes the next call read again.
-            version = self.db.data_version()
-            if self._paused is None or self._paused[0] != version:
-                with self.db.read() as conn:
-                    self._paused = (version, sa.paused_platforms(conn))
-            return self._paused[1]
+        return self._pauses.paused()
 
     def set_platform_paused(self, platform: str, paused: bool) -> None:
         """Pause (or resume) an assistant platform's access: while paused, its tool calls answer with
         an error and read or write nothing. Idempotent; each real change is an event in the feed."""
-        if type(paused) is not bool:
-            raise InvalidInput("paused must be true or false.")
-        if not isinstance(platform, str) or not platform.strip():
-            raise InvalidInput("Name the assistant platform to pause, such as 'claude' or 'chatgpt'.")
-        name = v.clean_platform(platform)
-        if name == APP_PLATFORM:
-            raise InvalidInput(
-                f"'{APP_PLATFORM}' stands for what you do in Tallei, not an assistant; it cannot be paused."
-            )
-        with self.db.write() as conn:
-            sa.set_paused(conn, name, paused, self.now().timestamp())
+        self._pauses.set(platform, paused)
 
     # -- background work ---------------------------------------------------------------------------
 
@@ -778,9 +754,7 @@ class MemoryService:
 
     def export_memories(self) -> dict[str, Any]:
         """Every memory (all statuses, with provenance) and conflict, as the versioned export document."""
-        with self.db.read() as conn:
-            memories, conflicts = store_transfer.export_all(conn)
-        return transfer.build_document(memories, conflicts, exported_at=self.now())
+        return self._exports.export()
 
     def import_memories(self, document: Mapping[str, Any]) -> ImportReport:
         """Merge an export document into the store in one transaction (idempotent).
@@ -788,9 +762,7 @@ class MemoryService:
         The whole document is checked first: a bad one raises InvalidInput and changes nothing. New
         memories go through the background lifecycle (dedup, supersede, conflicts) like saves.
         """
-        parsed = transfer.parse_document(document)
-        with self.db.write() as conn:
-            report = store_transfer.import_parsed(conn, parsed, now=self.now().timestamp())
+        report = self._exports.import_document(document)
         if report.added and self._worker is not None:
             self._worker.wake()
         return report
@@ -800,47 +772,15 @@ class MemoryService:
     ) -> None:
         """Keep ``keep`` backups in ``folder`` and let the background worker make one when the newest
         is older than ``every`` (judged by this service's clock)."""
-        if keep < 1:
-            raise InvalidInput("backup_keep must be at least 1.")
-        self._backup_folder = folder
-        self._backup_keep = keep
-        self._backup_every = every
-        self._next_backup_check = None
+        self._backups.configure(folder, keep=keep, every=every)
 
     def backup_now(self, folder: Path) -> Path:
         """Copy the store, still encrypted with its key, into ``folder``; prune old backups; return the copy."""
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise StoreUnavailable(f"Cannot create the backup folder {folder}: {exc.strerror}.") from None
-        dest = backups.new_backup_path(folder, self.now())
-        partial = dest.with_name(f".{dest.name}.partial")
-        try:
-            self.db.backup_to(partial)
-            os.replace(partial, dest)
-        except OSError as exc:
-            raise StoreUnavailable(f"Cannot write the backup {dest}: {exc.strerror}.") from None
-        finally:
-            partial.unlink(missing_ok=True)
-        backups.prune_backups(folder, self._backup_keep)
-        log.info("backed up the store to %s", dest)
-        return dest
+        return self._backups.backup_now(folder)
 
     def _auto_backup(self) -> None:
-        folder = self._backup_folder
-        if folder is None:
-            return
-        now = self.now()
-        if self._next_backup_check is not None and now < self._next_backup_check:
-            return
-        try:
-            if backups.backup_due(folder, now, self._backup_every):
-                self.backup_now(folder)
-            newest = backups.list_backups(folder)
-            self._next_backup_check = (newest[0].taken_at if newest else now) + self._backup_every
-        except KnownError as exc:
-            log.warning("automatic backup failed; trying again in an hour: %s", exc)
-            self._next_backup_check = now + timedelta(hours=1)
+        """Each background round's turn at the backup schedule, which the Backups keep."""
+        self._backups.run_if_due()
 
 
 def _existing(conn: Connection, memory_id: str) -> q.Row:

@@ -77,7 +77,7 @@ def open_connection(
 
 def _unopened(path: Path, key: bytes, key_source: str) -> TalleiError:
     """WrongKey, unless the same key opens the newest backup: then the store itself is damaged."""
-    from tallei_desktop.core.store.backup import backups_dir, damaged_store_error, newest_backup
+    from tallei_desktop.core.store.backup_files import backups_dir, damaged_store_error, newest_backup
 
     newest = newest_backup(backups_dir(path))
     if newest is not None and newest != path:
@@ -113,7 +113,7 @@ def _translate(exc: apsw.Error, path: Path | None = None) -> TalleiError:
         return StoreUnavailable(f"Reading or writing the memory store{where} failed: {exc}.")
     if isinstance(exc, apsw.NotADBError | apsw.CorruptError):
         if path is not None:
-            from tallei_desktop.core.store.backup import damaged_store_error
+            from tallei_desktop.core.store.backup_files import damaged_store_error
 
             return damaged_store_error(path, str(exc))
         return StoreUnavailable(

@@ -19,7 +19,7 @@ from typing import Any
 import apsw
 
 from tallei_desktop.core.errors import StoreBusy, StoreUnavailable
-from tallei_desktop.core.store.backup import copy_database
+from tallei_desktop.core.store.backup_files import copy_database
 from tallei_desktop.core.store.connection import map_errors, open_connection
 from tallei_desktop.core.store.migrations import migrate
 

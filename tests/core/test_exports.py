@@ -10,17 +10,19 @@ from typing import Any
 import pytest
 
 from tallei_desktop.core.errors import InvalidInput, StoreUnavailable
-from tallei_desktop.core.models import ConflictStatus, EventKind, MemoryStatus
-from tallei_desktop.core.service import MemoryService
-from tallei_desktop.core.transfer import (
+from tallei_desktop.core.exports import (
     FORMAT,
     MAGIC,
     VERSION,
+    Exports,
     decode_export,
     encode_export,
     write_new_file,
 )
-from tests.core.conftest import Clock, ServiceFactory
+from tallei_desktop.core.models import ConflictStatus, EventKind, MemoryStatus
+from tallei_desktop.core.service import MemoryService
+from tallei_desktop.core.store.database import Database
+from tests.core.conftest import KEY, Clock, ServiceFactory
 
 #: Cheap scrypt for tests that seal many times; the format records the cost, so files still open.
 FAST_N = 2**14
@@ -271,6 +273,32 @@ def test_imported_memories_go_through_the_conflict_check(
     mine.drain()
     (conflict,) = mine.conflicts()
     assert {conflict.memory_a.platform, conflict.memory_b.platform} == {"claude", "chatgpt"}
+
+
+def test_an_import_by_a_process_without_a_worker_is_finished_by_the_service_on_the_store(
+    make_service: ServiceFactory, clock: Clock, tmp_path: Path
+) -> None:
+    tray = fresh(make_service, tmp_path, "mine")
+    tray.save("I prefer tabs for indentation in Python code", platform="claude")
+    tray.drain()
+    other = fresh(make_service, tmp_path, "other")
+    other.save("I prefer spaces for indentation in Python code", platform="chatgpt")
+    document = other.export_memories()
+
+    command_line = Database(tray.db.path, KEY, key_source="test key")
+    try:
+        clock.advance(hours=1)
+        report = Exports(command_line, clock).import_document(document)
+        assert report.added == 1 and report.changed
+        assert Exports(command_line, clock).import_document(document).changed is False
+    finally:
+        command_line.close()
+    assert tray.status().pending_embeddings == 1
+    tray.drain()
+    (conflict,) = tray.conflicts()
+    assert {conflict.memory_a.platform, conflict.memory_b.platform} == {"claude", "chatgpt"}
+    (event,) = [e for e in tray.changes_since(0).events if e.kind is EventKind.MEMORY_IMPORTED]
+    assert event.at == clock() and event.detail == "added"
 
 
 def test_write_new_file_refuses_to_overwrite_and_leaves_no_partial_file(tmp_path: Path) -> None:

@@ -1,4 +1,7 @@
-"""Which assistant platforms the person has paused: their tool calls are refused by every process."""
+"""The rows of paused assistant platforms: their tool calls are refused by every process.
+
+``core/pauses.py`` caches the set for the service; this is its SQL.
+"""
 
 from __future__ import annotations
 

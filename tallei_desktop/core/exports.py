@@ -7,7 +7,12 @@ A document is a JSON object ``{"format": FORMAT, "version": VERSION, "exported_a
 
 where the header holds the scrypt parameters, the salt and the nonce, so the file opens on any
 computer with the passphrase alone. The header is the cipher's associated data: changing a byte of
-it, or of the ciphertext, fails authentication. Nothing here touches the store.
+it, or of the ciphertext, fails authentication.
+
+:class:`Exports` is what a service does with documents: build one from the store, merge one into
+it. Reading every row and merging them is the SQL in ``store/export_rows.py``, which also defines
+the shapes that pass between the two (:class:`ExportedConflict`, :class:`ParsedExport`,
+:class:`ImportReport`).
 """
 
 from __future__ import annotations
@@ -17,8 +22,7 @@ import binascii
 import enum
 import json
 import secrets
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
@@ -38,12 +42,16 @@ from tallei_desktop.core.models import (
     MemoryType,
     Provenance,
 )
+from tallei_desktop.core.store import export_rows
+from tallei_desktop.core.store.database import Database
+from tallei_desktop.core.store.export_rows import ExportedConflict, ImportReport, ParsedExport
 
 __all__ = [
     "FORMAT",
     "MAGIC",
     "VERSION",
     "ExportedConflict",
+    "Exports",
     "ImportReport",
     "ParsedExport",
     "decode_export",
@@ -70,39 +78,27 @@ _PROVENANCE_ACTIONS = frozenset({"saved", "confirmed", "edited"})
 _RESOLUTIONS = frozenset({r.value for r in ConflictResolution} | {"forgotten"})
 
 
-@dataclass(frozen=True, slots=True)
-class ExportedConflict:
-    id: str
-    memory_a: str
-    memory_b: str
-    status: ConflictStatus
-    created_at: datetime
-    resolved_at: datetime | None
-    resolution: str | None  # a ConflictResolution, or "forgotten" when one side was forgotten
+class Exports:
+    """Export documents of one store: every row read in one snapshot, a document merged in one
+    transaction, both dated by the clock."""
 
+    def __init__(self, db: Database, clock: Callable[[], datetime]) -> None:
+        self._db = db
+        self._clock = clock
 
-@dataclass(frozen=True, slots=True)
-class ParsedExport:
-    """A checked document: every memory (with provenance) and conflict, ready to merge."""
+    def export(self) -> dict[str, Any]:
+        """Every memory (all statuses, with provenance) and conflict, as the versioned document."""
+        with self._db.read() as conn:
+            memories, conflicts = export_rows.export_all(conn)
+        return build_document(memories, conflicts, exported_at=self._clock())
 
-    exported_at: datetime
-    memories: tuple[Memory, ...]
-    conflicts: tuple[ExportedConflict, ...]
-
-
-@dataclass(frozen=True, slots=True)
-class ImportReport:
-    """What an import did. Importing the same file again adds and confirms nothing."""
-
-    added: int  # new memories
-    confirmed: int  # existing memories that gained provenance from the file
-    skipped: int  # memories already known with all their provenance
-    conflicts_added: int
-    conflicts_skipped: int
-
-    @property
-    def changed(self) -> bool:
-        return bool(self.added or self.confirmed or self.conflicts_added)
+    def import_document(self, document: Mapping[str, Any]) -> ImportReport:
+        """Merge ``document`` into the store (idempotent). The whole document is checked first: a bad
+        one raises InvalidInput and changes nothing. New memories are left pending, for whichever
+        background worker on the store runs next to finish like saves."""
+        parsed = parse_document(document)
+        with self._db.write() as conn:
+            return export_rows.import_parsed(conn, parsed, now=self._clock().timestamp())
 
 
 def _iso(value: datetime | None) -> str | None:

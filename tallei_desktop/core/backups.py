@@ -1,22 +1,28 @@
-"""Backups of the store: where they live, how they are named and pruned, and restoring one.
+"""Backups of the store: where they live, how they are named, pruned and scheduled, and restoring one.
 
 Backups are whole-store copies, still encrypted with the store's key, named
 ``<data_dir>/backups/tallei-YYYYmmdd-HHMMSS.db`` (UTC). The newest ``keep`` are kept. A restore
 first checks that the backup opens with the key and that no other program has the store open, then
 moves the current file aside as ``tallei.db.replaced-YYYYmmdd-HHMMSS`` and puts the backup in its place.
+
+:class:`Backups` is what a service keeps: its folder, count and schedule. The parts that need SQLite
+(the online copy, checking a copy, holding the store for a restore) are in ``store/backup_files.py``.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import shutil
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from tallei_desktop.core.errors import StoreUnavailable
+from tallei_desktop.core.errors import InvalidInput, KnownError, StoreUnavailable
 from tallei_desktop.core.files import sync_folder
-from tallei_desktop.core.store.backup import (
+from tallei_desktop.core.store.backup_files import (
     BackupInfo,
     backups_dir,
     damaged_store_error,
@@ -25,11 +31,14 @@ from tallei_desktop.core.store.backup import (
     newest_backup,
     verify_store,
 )
+from tallei_desktop.core.store.database import Database
 
 __all__ = [
     "AUTO_BACKUP_EVERY",
     "DEFAULT_KEEP",
+    "RETRY_AFTER",
     "BackupInfo",
+    "Backups",
     "RestoreResult",
     "backup_due",
     "backups_dir",
@@ -41,8 +50,12 @@ __all__ = [
     "restore_backup",
 ]
 
+log = logging.getLogger(__name__)
+
 DEFAULT_KEEP = 7
 AUTO_BACKUP_EVERY = timedelta(days=1)
+#: How long an automatic backup that failed (full disk, folder gone) waits before the next try.
+RETRY_AFTER = timedelta(hours=1)
 _STAMP = "%Y%m%d-%H%M%S"
 
 
@@ -81,6 +94,86 @@ def backup_due(folder: Path, now: datetime, every: timedelta = AUTO_BACKUP_EVERY
     """
     backups = list_backups(folder)
     return not backups or now - backups[0].taken_at >= every
+
+
+class Backups:
+    """One service's backups of its store: the folder, how many to keep, how often the background
+    worker makes one, and when it next needs to look.
+
+    Automatic backups are off until :meth:`configure`. Whether one is due is judged from the files
+    (see :func:`backup_due`), so every process on the store agrees; between checks the time of the
+    next one is kept here, so most background rounds do not even list the folder. Copies are taken
+    one at a time: the worker's automatic backup and a "back up now" in the same second would
+    otherwise choose the same file name.
+    """
+
+    def __init__(self, db: Database, clock: Callable[[], datetime]) -> None:
+        self._db = db
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._folder: Path | None = None
+        self._keep = DEFAULT_KEEP
+        self._every = AUTO_BACKUP_EVERY
+        self._next_check: datetime | None = None
+
+    def configure(self, folder: Path, *, keep: int = DEFAULT_KEEP, every: timedelta = AUTO_BACKUP_EVERY) -> None:
+        """Keep ``keep`` backups in ``folder`` and make one when the newest is older than ``every``
+        (judged by the clock); the next background round looks again."""
+        if keep < 1:
+            raise InvalidInput("backup_keep must be at least 1.")
+        with self._lock:
+            self._folder = folder
+            self._keep = keep
+            self._every = every
+            self._next_check = None
+
+    def backup_now(self, folder: Path) -> Path:
+        """Copy the store, still encrypted with its key, into ``folder``; prune old backups; return the copy."""
+        with self._lock:
+            return self._copy(folder)
+
+    def run_if_due(self) -> Path | None:
+        """Make the automatic backup if one is due and return it; None when none was due or it failed.
+
+        A failure (full disk, folder not writable) is logged, not raised, and tried again after
+        :data:`RETRY_AFTER`: the background round that calls this must carry on.
+        """
+        with self._lock:
+            folder = self._folder
+            if folder is None:
+                return None
+            now = self._clock()
+            if self._next_check is not None and now < self._next_check:
+                return None
+            made: Path | None = None
+            try:
+                if backup_due(folder, now, self._every):
+                    made = self._copy(folder)
+                newest = list_backups(folder)
+                self._next_check = (newest[0].taken_at if newest else now) + self._every
+            except KnownError as exc:
+                log.warning("automatic backup failed; trying again in an hour: %s", exc)
+                self._next_check = now + RETRY_AFTER
+                return None
+            return made
+
+    def _copy(self, folder: Path) -> Path:
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreUnavailable(f"Cannot create the backup folder {folder}: {exc.strerror}.") from None
+        dest = new_backup_path(folder, self._clock())
+        partial = dest.with_name(f".{dest.name}.partial")
+        try:
+            self._db.backup_to(partial)
+            os.replace(partial, dest)
+        except OSError as exc:
+            raise StoreUnavailable(f"Cannot write the backup {dest}: {exc.strerror}.") from None
+        finally:
+            partial.unlink(missing_ok=True)
+        prune_backups(folder, self._keep)
+        log.info("backed up the store to %s", dest)
+        return dest
 
 
 def restore_backup(

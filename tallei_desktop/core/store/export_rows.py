@@ -1,4 +1,7 @@
-"""SQL for export and import. Functions take a connection the caller owns (import: a write transaction).
+"""SQL for export and import, and the values passed between it and the document. Functions take a
+connection the caller owns (import: a write transaction).
+
+The document itself (format, encryption, checks) is ``core/exports.py``.
 
 Import rules, applied memory by memory in file order:
 
@@ -16,6 +19,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import datetime
 
 import apsw
@@ -24,9 +28,43 @@ from tallei_desktop.core.models import ConflictStatus, EventKind, Memory, Memory
 from tallei_desktop.core.store import queries as q
 from tallei_desktop.core.store.database import bump_generation
 from tallei_desktop.core.store.events import record_event
-from tallei_desktop.core.transfer import ExportedConflict, ImportReport, ParsedExport
 
-__all__ = ["export_all", "import_parsed"]
+__all__ = ["ExportedConflict", "ImportReport", "ParsedExport", "export_all", "import_parsed"]
+
+
+@dataclass(frozen=True, slots=True)
+class ExportedConflict:
+    id: str
+    memory_a: str
+    memory_b: str
+    status: ConflictStatus
+    created_at: datetime
+    resolved_at: datetime | None
+    resolution: str | None  # a ConflictResolution, or "forgotten" when one side was forgotten
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedExport:
+    """A checked document: every memory (with provenance) and conflict, ready to merge."""
+
+    exported_at: datetime
+    memories: tuple[Memory, ...]
+    conflicts: tuple[ExportedConflict, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ImportReport:
+    """What an import did. Importing the same file again adds and confirms nothing."""
+
+    added: int  # new memories
+    confirmed: int  # existing memories that gained provenance from the file
+    skipped: int  # memories already known with all their provenance
+    conflicts_added: int
+    conflicts_skipped: int
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.added or self.confirmed or self.conflicts_added)
 
 
 def _all_provenance(conn: apsw.Connection) -> dict[int, list[Provenance]]:

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import threading
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
 
-from tallei_desktop.core.backup import backups_dir, list_backups, newest_backup, restore_backup
-from tallei_desktop.core.errors import StoreBusy, StoreDamaged, StoreUnavailable, WrongKey
+from tallei_desktop.core.backups import Backups, backups_dir, list_backups, newest_backup, restore_backup
+from tallei_desktop.core.errors import InvalidInput, StoreBusy, StoreDamaged, StoreUnavailable, WrongKey
 from tallei_desktop.core.service import MemoryService
 from tallei_desktop.core.store.connection import open_connection
 from tallei_desktop.core.store.database import Database
@@ -241,3 +243,104 @@ def test_restore_onto_a_computer_without_a_store_puts_the_backup_in_place(
     result = restore_backup(target, KEY, backup, key_source="test key", now=clock())
     assert result.replaced is None
     assert _contents(target) == ["Carried to a new computer"]
+
+
+def test_a_failed_automatic_backup_is_tried_again_an_hour_later_not_every_round(
+    service: MemoryService, clock: Clock, tmp_path: Path
+) -> None:
+    folder = tmp_path / "backups"
+    folder.write_text("a file where the folder should be")
+    schedule = Backups(service.db, clock)
+    schedule.configure(folder)
+    assert schedule.run_if_due() is None  # logged, not raised
+    folder.unlink()
+    clock.advance(minutes=59)
+    assert schedule.run_if_due() is None
+    assert not folder.exists()  # not tried again yet
+    clock.advance(minutes=1)
+    made = schedule.run_if_due()
+    assert made is not None and [b.path for b in list_backups(folder)] == [made]
+
+
+def test_between_checks_the_folder_is_not_listed_again(
+    service: MemoryService, clock: Clock, tmp_path: Path
+) -> None:
+    folder = tmp_path / "backups"
+    schedule = Backups(service.db, clock)
+    schedule.configure(folder)
+    first = schedule.run_if_due()
+    assert first is not None
+    first.unlink()  # an empty folder is due at once, but only a look at it would tell
+    clock.advance(hours=23, minutes=59)
+    assert schedule.run_if_due() is None and list_backups(folder) == []
+    clock.advance(minutes=1)
+    assert schedule.run_if_due() is not None and len(list_backups(folder)) == 1
+
+
+def test_the_next_automatic_backup_is_due_a_day_after_one_another_process_made(
+    make_service: ServiceFactory, clock: Clock, tmp_path: Path
+) -> None:
+    folder = tmp_path / "backups"
+    other = Backups(make_service().db, clock)
+    other.configure(folder)
+    made_elsewhere = other.backup_now(folder)
+    schedule = Backups(make_service().db, clock)
+    schedule.configure(folder)
+    clock.advance(hours=6)
+    assert schedule.run_if_due() is None
+    clock.advance(hours=17, minutes=59)
+    assert schedule.run_if_due() is None
+    clock.advance(minutes=1)
+    made = schedule.run_if_due()
+    assert made is not None and [b.path for b in list_backups(folder)] == [made, made_elsewhere]
+
+
+def test_configuring_again_takes_the_new_schedule_at_the_next_round(
+    service: MemoryService, clock: Clock, tmp_path: Path
+) -> None:
+    folder = tmp_path / "backups"
+    schedule = Backups(service.db, clock)
+    schedule.configure(folder)
+    assert schedule.run_if_due() is not None
+    clock.advance(hours=2)
+    assert schedule.run_if_due() is None  # the daily one is not due for 22 hours
+    schedule.configure(folder, keep=2, every=timedelta(hours=1))
+    assert schedule.run_if_due() is not None
+    clock.advance(hours=1)
+    assert schedule.run_if_due() is not None
+    assert len(list_backups(folder)) == 2  # the new count prunes too
+
+
+def test_a_backup_now_and_the_automatic_one_in_the_same_second_make_two_whole_copies(
+    service: MemoryService, clock: Clock, tmp_path: Path
+) -> None:
+    service.save(SECRET)
+    folder = tmp_path / "backups"
+    schedule = Backups(service.db, clock)
+    schedule.configure(folder, keep=100)
+
+    def automatic(start: threading.Barrier, made: list[Path | None]) -> None:
+        start.wait()
+        made.append(schedule.run_if_due())
+
+    every: list[Path] = []
+    for _ in range(5):
+        clock.advance(days=1)
+        start = threading.Barrier(2)
+        made: list[Path | None] = []
+        worker = threading.Thread(target=automatic, args=(start, made))
+        worker.start()
+        start.wait()
+        made.append(schedule.backup_now(folder))
+        worker.join(timeout=60)
+        # The automatic one is made unless the other copy got in first and made it not due.
+        every += [m for m in made if m is not None]
+    assert len(set(every)) == len(every) >= 5
+    backups = list_backups(folder)
+    assert sorted(b.path for b in backups) == sorted(every)
+    assert all(_contents(b.path) == [SECRET] for b in backups)
+
+
+def test_keeping_fewer_than_one_backup_is_refused(service: MemoryService, tmp_path: Path) -> None:
+    with pytest.raises(InvalidInput, match="at least 1"):
+        Backups(service.db, Clock()).configure(tmp_path, keep=0)

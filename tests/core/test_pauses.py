@@ -2,10 +2,31 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 
-from tallei_desktop.core import EventKind, InvalidInput, MemoryService
-from tests.core.conftest import ServiceFactory
+from tallei_desktop.core import APP_PLATFORM, EventKind, InvalidInput, MemoryService
+from tallei_desktop.core.pauses import Pauses
+from tests.core.conftest import Clock, ServiceFactory
+
+#: Another process on the store: pauses or resumes a platform per line read ("claude pause").
+OTHER_PROCESS = """
+import sys
+from datetime import UTC, datetime
+from pathlib import Path
+from tallei_desktop.core.pauses import Pauses
+from tallei_desktop.core.store.database import Database
+db = Database(Path(sys.argv[1]), bytes(range(32)), key_source="t")
+pauses = Pauses(db, lambda: datetime.now(UTC))
+print("open", flush=True)
+for line in sys.stdin:
+    name, what = line.split()
+    pauses.set(name, what == "pause")
+    print("done", flush=True)
+db.close()
+"""
 
 
 def test_pausing_and_resuming_is_seen_by_another_service_on_the_same_store(
@@ -74,3 +95,54 @@ def test_paused_must_be_a_bool(service: MemoryService) -> None:
     with pytest.raises(InvalidInput, match="true or false"):
         service.set_platform_paused("claude", "yes")  # type: ignore[arg-type]
     assert service.paused_platforms() == frozenset()
+
+
+def test_a_pause_set_in_another_process_reaches_the_cached_set_at_the_next_call(
+    service: MemoryService, clock: Clock
+) -> None:
+    pauses = Pauses(service.db, clock)
+    other = subprocess.Popen(
+        [sys.executable, "-c", OTHER_PROCESS, str(service.db.path)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert other.stdin is not None and other.stdout is not None
+
+    def tell(line: str) -> None:
+        assert other.stdin is not None and other.stdout is not None
+        other.stdin.write(line + "\n")
+        other.stdin.flush()
+        assert other.stdout.readline().strip() == "done"
+
+    try:
+        assert other.stdout.readline().strip() == "open"
+        assert pauses.paused() == frozenset()
+        assert pauses.paused() == frozenset()  # cached now
+        tell("Claude pause")
+        assert pauses.paused() == {"claude"}
+        tell("chatgpt pause")
+        tell("claude resume")
+        assert pauses.paused() == {"chatgpt"}
+        assert service.paused_platforms() == {"chatgpt"}  # the service's own cache agrees
+    finally:
+        other.stdin.close()
+        assert other.wait(timeout=60) == 0
+        other.stdout.close()
+
+
+def test_pausing_what_the_person_does_in_tallei_is_refused(service: MemoryService, clock: Clock) -> None:
+    pauses = Pauses(service.db, clock)
+    start = service.last_change_seq()
+    with pytest.raises(InvalidInput, match="not an assistant"):
+        pauses.set(APP_PLATFORM.upper(), True)
+    assert pauses.paused() == frozenset()
+    assert service.last_change_seq() == start
+
+
+def test_a_pause_is_stamped_by_the_clock_it_was_given(service: MemoryService, clock: Clock) -> None:
+    clock.advance(days=3)
+    start = service.last_change_seq()
+    Pauses(service.db, clock).set("cursor", True)
+    (event,) = service.changes_since(start).events
+    assert event.kind is EventKind.PLATFORM_PAUSED and event.at == clock()

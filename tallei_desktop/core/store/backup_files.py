@@ -1,6 +1,9 @@
 """Backup work at the file level: online copies, checking a copy opens, taking the store for a
 restore, and finding the backup files (the damaged-store error names the newest one).
 
+``core/backups.py`` decides when to copy, what to keep and how to restore; this holds what needs
+SQLite itself.
+
 A copy is written through SQLite's online backup API into a connection keyed with the store's own
 key, so SQLite3 Multiple Ciphers re-encrypts every page on the way: the copy is as encrypted as the
 store, and consistent even while other processes write.

@@ -244,19 +244,13 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    args = parse_args(argv)
-    model_dir = resolve_model_dir(args.model_dir or _env_model_dir())
-    t_run = time.perf_counter()
-    pairs = load_heldout_pairs()
-    lists = load_heldout_lists()
-    embedder = FastEmbedEmbedder(model_dir=model_dir, allow_download=False)
-    embedder.load()
+def measure(
+    embedder: FastEmbedEmbedder, pairs: Sequence[HeldoutPair], lists: dict[str, list[ListMember]]
+) -> tuple[list[Judged], list[dict[str, Any]]]:
+    """Every pair and every list through the real save path, each in a fresh encrypted store."""
     stores = Stores(embedder)
     judged: list[Judged] = []
     per_list: list[dict[str, Any]] = []
-    say(f"{len(pairs)} pairs and {len(lists)} lists: one fresh encrypted store each, real model")
     try:
         for pair in pairs:
             service = stores.open()
@@ -272,6 +266,20 @@ def main(argv: Sequence[str] | None = None) -> int:
                 service.close()
     finally:
         stores.remove()
+    return judged, per_list
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    args = parse_args(argv)
+    model_dir = resolve_model_dir(args.model_dir or _env_model_dir())
+    t_run = time.perf_counter()
+    pairs = load_heldout_pairs()
+    lists = load_heldout_lists()
+    embedder = FastEmbedEmbedder(model_dir=model_dir, allow_download=False)
+    embedder.load()
+    say(f"{len(pairs)} pairs and {len(lists)} lists: one fresh encrypted store each, real model")
+    judged, per_list = measure(embedder, pairs, lists)
     report: dict[str, Any] = {
         "revision": revision(),
         "pairs": len(pairs),

@@ -5,8 +5,9 @@ memory should be superseded), ``conflict`` (two platforms disagree: a conflict s
 and ``compatible`` (same shape, different things: both stay, nothing flagged); ``heldout_lists.tsv``
 holds lists of same-shaped facts that must all stay. Both were written apart from the training and
 development sets (conflict_pairs.tsv, the classify_*.tsv sets) and are never used to tune a rule.
-``bench/eval_heldout.py`` runs them through the real save path and prints the figures; the figures
-are a baseline to beat, so no floor is pinned here yet.
+``bench/eval_heldout.py`` runs them through the real save path and prints the figures;
+``test_heldout_figures.py`` holds the level reached. The pair model's own training pairs
+(``pair_train.tsv``, ``pair_train_lists.tsv``) share this format and no sentence with these.
 """
 
 from __future__ import annotations

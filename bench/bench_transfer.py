@@ -31,7 +31,7 @@ from common import revision, say, write_report  # noqa: E402
 from corpus import Corpus  # noqa: E402
 
 from tallei_desktop.core.backup import backups_dir, restore_backup  # noqa: E402
-from tallei_desktop.core.retrieval import Budgets  # noqa: E402
+from tallei_desktop.core.recall import Budgets  # noqa: E402
 from tallei_desktop.core.service import MemoryService  # noqa: E402
 from tallei_desktop.core.store.database import Database  # noqa: E402
 from tallei_desktop.core.transfer import decode_export, encode_export  # noqa: E402

@@ -10,8 +10,7 @@ from pathlib import Path
 
 from tallei_desktop.core.embeddings import FastEmbedEmbedder, ModelState, NullEmbedder
 from tallei_desktop.core.models import RecallMode
-from tallei_desktop.core.recall import CONFIRMED_LEGEND, estimate_tokens
-from tallei_desktop.core.retrieval import Budgets
+from tallei_desktop.core.recall import CONFIRMED_LEGEND, Budgets, estimate_tokens
 from tallei_desktop.core.service import MemoryService
 from tests.conftest import REPO_ROOT
 from tests.core.conftest import Clock, ServiceFactory
@@ -269,7 +268,7 @@ _OTHER_PROCESS = textwrap.dedent(
     import sys
     sys.path.insert(0, {root!r})
     from pathlib import Path
-    from tallei_desktop.core.retrieval import Budgets
+    from tallei_desktop.core.recall import Budgets
     from tallei_desktop.core.service import MemoryService
     from tallei_desktop.core.store.database import Database
     from tests.support.fake_embedder import HashEmbedder

@@ -246,9 +246,10 @@ def test_recall_plan_dump_all_then_extras_and_short_term_by_recency_and_match() 
     plan = rank.plan_recall(c, budgets=BUDGETS, now=NOW, semantic=True)
     assert plan.mode is RecallMode.DUMP_ALL
     assert plan.long_term == (1, 2, 9)
-    # The query is specific: 22 matches it, so it comes before the newer 20 (match + 0.3 · recency).
+    # The query is specific: 22 matches it, so it comes before the newer 20 (by match); 20 and 21
+    # match equally (not at all), so the newer 20 comes first.
     assert plan.short_term == (22, 20)
-    assert plan.scores[22] == pytest.approx(round(1.0 + 0.3 * math.exp(-20 / 21), 4))
+    assert plan.scores[22] == pytest.approx(1.0) and plan.scores[20] == plan.scores[21] == 0.0
     assert plan.more == ()  # 21 is left over but does not match: unused budget stays unused
     assert set(plan.hits) == {9, 22}
     assert rank.long_term_fits(15, [old_event], 17) and not rank.long_term_fits(15, [old_event], 16)
@@ -444,10 +445,9 @@ def test_a_memory_saved_alongside_a_strong_match_ranks_with_a_share_of_it() -> N
     assert rows[: 2 * reach + 1] == list(range(10 - reach, 10 + reach + 1))
     assert 10 + reach + 1 not in rows and 20 - reach not in rows
     related = rank.alongside(match, saved, similarity)
-    # The next save ranks with the match's share, each further one with a step less of it (12 had
-    # 0.3 of its own, less than it takes).
-    step = DEFAULT_TUNING.alongside_step
-    assert related == {10 + k: pytest.approx(share * 0.8 * step ** (k - 1)) for k in range(1, reach + 1)}
+    # Every save of the run within reach ranks with the match's share (12 had 0.3 of its own, less
+    # than it takes).
+    assert related == {10 + k: pytest.approx(share * 0.8) for k in range(1, reach + 1)}
     # 40 and 41 match as well as each other: neither takes from the other.
     assert 40 not in related and 41 not in related and 9 not in related and 21 not in related
     assert 29 not in related and 31 not in related and 42 not in related and 10 + reach + 1 not in related

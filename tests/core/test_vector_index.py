@@ -192,7 +192,7 @@ def test_recall_scores_a_text_hit_outside_the_nearest_k_by_its_real_similarity(t
         db.close()
 
 
-def test_recall_reads_what_was_saved_alongside_its_best_matches(tmp_path: Path) -> None:
+def test_recall_gathers_what_was_saved_alongside_its_best_matches(tmp_path: Path) -> None:
     db = Database(tmp_path / "t.db", KEY, key_source="k")
     try:
         query = _unit(200)
@@ -206,13 +206,10 @@ def test_recall_reads_what_was_saved_alongside_its_best_matches(tmp_path: Path) 
         with db.read() as conn:
             index.sync(conn)
             found = _gather_recall(conn, "nothing in common", query, index)
-        # 4 ranks with a share of 3's similarity, and 5 through it with a step less; 2 is no longer
-        # active, so it takes none, and 1, two before 3, is not reached through it.
+        # 4 ranks with a share of 3's similarity, and 5 through it with the same share; 2 is no
+        # longer active, so it takes none, and 1, two before 3, is not reached through it.
         lent = DEFAULT_TUNING.alongside_share * 0.9
-        assert found.related == {
-            4: pytest.approx(lent, abs=1e-5),
-            5: pytest.approx(lent * DEFAULT_TUNING.alongside_step, abs=1e-5),
-        }
+        assert found.related == {4: pytest.approx(lent, abs=1e-5), 5: pytest.approx(lent, abs=1e-5)}
         assert 4 in found.pool and found.vector[4] == pytest.approx(0.02, abs=1e-5)
     finally:
         db.close()

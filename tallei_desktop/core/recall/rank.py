@@ -134,9 +134,8 @@ def alongside(
 ) -> dict[int, float]:
     """rowid -> the most it takes from the ``tuning.alongside_seeds`` best ``match`` es saved
     alongside it: within ``alongside_reach`` saves (rowid ± 1 … ± reach), every save on the way
-    :meth:`SavedAt.next_to` the one before it (within ``alongside_seconds``), the next save taking
-    ``alongside_share`` of the seed's match and each one further ``alongside_step`` of the one
-    before. Only memories found in ``saved`` (active ones) are reached, and only those whose own
+    :meth:`SavedAt.next_to` the one before it (within ``alongside_seconds``), each taking
+    ``alongside_share`` of the seed's match. Only memories found in ``saved`` (active ones) are reached, and only those whose own
     ``similarity`` is lower are returned: the value stands in for a similarity when recall ranks them."""
     related: dict[int, float] = {}
     for rowid, strength in _seeds(match, tuning):
@@ -150,7 +149,7 @@ def alongside(
                 if n is None or not n.next_to(before, tuning.alongside_seconds):
                     break
                 related[at] = max(related.get(at, 0.0), lent)
-                before, at, lent = n, at + step, lent * tuning.alongside_step
+                before, at = n, at + step
     return {rid: s for rid, s in related.items() if s > similarity.get(rid, 0.0)}
 
 
@@ -232,13 +231,14 @@ def plan_recall(
     specific = bool(c.short_term_bm25 or c.long_term_bm25 or c.preference_bm25 or c.vector)
     for rid, (_, at) in c.window.items():
         match = max(st_bm25.get(rid, 0.0), _similarity(c, rid))
-        fresh = recency(datetime.fromtimestamp(at, tz=UTC), now, tuning)
-        # A specific question wants what matches it; with nothing to match, the newest come first.
+        # A specific question wants what matches it (the newest first among equals); with nothing to
+        # match, the newest come first, nudged by what matches.
         if specific:
-            scores[rid] = round(match + tuning.short_term_recency_weight * fresh, 4)
+            scores[rid] = round(match, 4)
         else:
+            fresh = recency(datetime.fromtimestamp(at, tz=UTC), now, tuning)
             scores[rid] = round(fresh + tuning.short_term_match_weight * match, 4)
-    st_ranked = sorted(c.window, key=lambda rid: (scores[rid], rid), reverse=True)
+    st_ranked = sorted(c.window, key=lambda rid: (scores[rid], c.window[rid][1], rid), reverse=True)
     st_ids = take_within_budget(((rid, cost(rid, c.window[rid][0])) for rid in st_ranked), budgets.short_term)
 
     matched = (
@@ -288,8 +288,9 @@ def _more_matches(
     }
     found: list[tuple[float, int]] = []
     for rid in tokens.keys() - taken:
-        # Only a match joins "more matches"; one that is also saved alongside a match ranks higher.
-        if rid not in bm25 and c.vector.get(rid, 0.0) < tuning.more_min_similarity:
+        # Only a match joins "more matches", by search's bar on its own similarity; one that is also
+        # saved alongside a match ranks higher.
+        if rid not in bm25 and c.vector.get(rid, 0.0) < tuning.search_min_similarity:
             continue
         similarity = _similarity(c, rid)
         score = search_score(

@@ -50,13 +50,8 @@ class RecallTuning:
     #: better one, but DESIGN says age must never hide a match.
     hybrid_extra_similarity: float = 0.30
     #: Short-term order without a query: recency, nudged by this share of how well a memory matches.
+    #: (For a specific query the order is how well each matches, the newest first among equals.)
     short_term_match_weight: float = 0.3
-    #: Short-term order for a specific query: how well a memory matches, nudged by this share of
-    #: recency, so among equal matches the newest wins.
-    short_term_recency_weight: float = 0.3
-    #: A memory left out of its bucket joins "more matches" only as a text hit or from this
-    #: similarity (the same bar search uses for a hit).
-    more_min_similarity: float = 0.3
 
     #: Saved alongside: how many of the best matches (by similarity or normalised bm25) lend rank to
     #: the memories saved next to them, the rest of a message saved in pieces or the other half of an
@@ -64,10 +59,9 @@ class RecallTuning:
     alongside_seeds: int = 40
     #: ... how many saves away (before and after) a seed reaches, through an unbroken run.
     alongside_reach: int = 4
-    #: ... the share of the seed's strength the next save in the run ranks with.
+    #: ... the share of the seed's strength each save in the run ranks with (below the seed, so a
+    #: memory that matches as well on its own still comes first).
     alongside_share: float = 0.9
-    #: ... each save further along takes this share of what the one before it took.
-    alongside_step: float = 0.95
     #: ... two saves are next to each other only when the same assistant made them within this many
     #: seconds, both in when they were saved and in when they happened (also used by search's answer
     #: rule): a run of saves is one message or one exchange, not a day's work.
@@ -87,12 +81,13 @@ class RecallTuning:
     #: Search score: weight of normalised bm25.
     search_w_bm25: float = 0.4
     #: Search: the similarity a memory that is no text hit needs to be a hit at all (MiniLM puts
-    #: unrelated sentences below it).
+    #: unrelated sentences below it). Recall's "more matches" use the same bar.
     search_min_similarity: float = 0.3
 
-    #: Recall reads the nearest this many vectors (preferences aside): enough that the long-term
-    #: ranking has good candidates when the bucket overflows.
-    vector_k: int = 200
+    #: Recall reads the nearest this many vectors (preferences aside), DESIGN's figure; text hits
+    #: and what was saved alongside the best matches join them. 200 filled blocks more in stores of
+    #: one conversation but paid nothing in the merged one (docs/recall.md).
+    vector_k: int = 25
     #: Recall reads the best this many text hits per part (preferences, long-term pool, window).
     bm25_k: int = 50
     #: The newest long-term memories always in the hybrid pool, so one saved a moment ago (no

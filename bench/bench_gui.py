@@ -52,7 +52,7 @@ def text_for(i: int) -> str:
 def open_service(path: Path, model_dir: str | None = None) -> Any:
     """A service on the bench store; with ``model_dir`` it embeds with the real model, as an MCP server does."""
     from tallei_desktop.core.embeddings import FastEmbedEmbedder
-    from tallei_desktop.core.retrieval import Budgets
+    from tallei_desktop.core.recall import Budgets
     from tallei_desktop.core.service import MemoryService
     from tallei_desktop.core.store.database import Database
     from tests.support.fake_embedder import HashEmbedder

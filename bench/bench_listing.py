@@ -32,7 +32,7 @@ from corpus import Corpus  # noqa: E402
 
 from tallei_desktop.core.embeddings import NullEmbedder  # noqa: E402
 from tallei_desktop.core.models import MemoryFilter, MemoryStatus, MemoryType, SortKey  # noqa: E402
-from tallei_desktop.core.retrieval import Budgets  # noqa: E402
+from tallei_desktop.core.recall import Budgets  # noqa: E402
 from tallei_desktop.core.service import MemoryService  # noqa: E402
 from tallei_desktop.core.store.database import Database  # noqa: E402
 

@@ -32,7 +32,7 @@ from corpus import Corpus  # noqa: E402
 
 from tallei_desktop.core.backups import backups_dir, restore_backup  # noqa: E402
 from tallei_desktop.core.exports import decode_export, encode_export  # noqa: E402
-from tallei_desktop.core.retrieval import Budgets  # noqa: E402
+from tallei_desktop.core.recall import Budgets  # noqa: E402
 from tallei_desktop.core.service import MemoryService  # noqa: E402
 from tallei_desktop.core.store.database import Database  # noqa: E402
 from tests.support.fake_embedder import HashEmbedder  # noqa: E402

@@ -38,7 +38,7 @@ from common import resolve_model_dir, revision, say, write_report  # noqa: E402
 
 from tallei_desktop.core.embeddings import FastEmbedEmbedder  # noqa: E402
 from tallei_desktop.core.models import MemoryStatus, MemoryType  # noqa: E402
-from tallei_desktop.core.retrieval import Budgets  # noqa: E402
+from tallei_desktop.core.recall import Budgets  # noqa: E402
 from tallei_desktop.core.service import MemoryService  # noqa: E402
 from tallei_desktop.core.store.database import Database  # noqa: E402
 from tests.core.test_heldout_sets import (  # noqa: E402

@@ -34,7 +34,7 @@ from common import resolve_model_dir, revision, say, write_report  # noqa: E402
 
 from tallei_desktop.core.embeddings import FastEmbedEmbedder  # noqa: E402
 from tallei_desktop.core.models import MemoryType  # noqa: E402
-from tallei_desktop.core.retrieval import Budgets  # noqa: E402
+from tallei_desktop.core.recall import Budgets  # noqa: E402
 from tallei_desktop.core.service import MemoryService  # noqa: E402
 from tallei_desktop.core.store.database import Database  # noqa: E402
 from tallei_desktop.core.type_model import load_model  # noqa: E402

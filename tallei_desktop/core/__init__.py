@@ -96,8 +96,7 @@ if TYPE_CHECKING:
         StoreKey,
         random_token,
     )
-    from tallei_desktop.core.recall import estimate_tokens, items_cost
-    from tallei_desktop.core.retrieval import Budgets
+    from tallei_desktop.core.recall import Budgets, estimate_tokens, items_cost
     from tallei_desktop.core.service import Clock, MemoryService
     from tallei_desktop.core.store.database import Database
     from tallei_desktop.core.validate import MAX_QUERY_CHARS
@@ -200,7 +199,7 @@ _LAZY: dict[str, str] = {
     "SecretStore": "keys",
     "StoreKey": "keys",
     "random_token": "keys",
-    "Budgets": "retrieval",
+    "Budgets": "recall",
     "estimate_tokens": "recall",
     "classify_text": "classify",
     "MAX_QUERY_CHARS": "validate",

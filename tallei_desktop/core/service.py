@@ -49,7 +49,8 @@ from tallei_desktop.core.models import (
     StoreStatus,
     bucket_for,
 )
-from tallei_desktop.core.retrieval import Budgets, build_recall, build_search
+from tallei_desktop.core.recall import DEFAULT_TUNING, Budgets, RecallTuning
+from tallei_desktop.core.recall.pipeline import build_recall, build_search
 from tallei_desktop.core.store import Connection, listing
 from tallei_desktop.core.store import conflicts as sc
 from tallei_desktop.core.store import events as se
@@ -245,18 +246,22 @@ class MemoryService:
             log.warning("semantic search is off: %s", self.embedder.detail)
             return None
 
-    def recall(self, query: str = "", *, count_use: bool = False) -> RecallResult:
+    def recall(
+        self, query: str = "", *, count_use: bool = False, tuning: RecallTuning | None = None
+    ) -> RecallResult:
         """The three-bucket context for ``query``. Never stale: any change to the store invalidates it.
 
         ``count_use`` says an assistant is given the result: each memory in it then gains a reference
         and its last-used time (written by the background round, cached answers included). The person
         looking (a preview, the command line) leaves it False, so looking never raises confidence.
+        ``tuning`` ranks with other constants than the default (benchmarks compare them); such an
+        answer is neither taken from the cache nor kept in it.
         """
         text = v.clean_query(query)
         key = text.casefold()
         generation = self.db.generation()
         with self._cache_lock:
-            cached = self._cache.get(key)
+            cached = self._cache.get(key) if tuning is None else None
         if (
             cached is not None
             and cached.generation == generation
@@ -280,9 +285,11 @@ class MemoryService:
                 semantic=vector is not None or (not text and self.semantic_search),
                 budgets=self.budgets,
                 now=now,
+                tuning=tuning or DEFAULT_TUNING,
             )
-        with self._cache_lock:
-            self._cache[key] = _Cached(generation, time.monotonic(), build.hit_rowids, build.result)
+        if tuning is None:
+            with self._cache_lock:
+                self._cache[key] = _Cached(generation, time.monotonic(), build.hit_rowids, build.result)
         if count_use:
             self._queue_bumps(build.hit_rowids)
         return build.result
@@ -296,10 +303,12 @@ class MemoryService:
         buckets: Sequence[str] | None = None,
         include_archived: bool = False,
         count_use: bool = False,
+        tuning: RecallTuning | None = None,
     ) -> list[SearchHit]:
         """Memories matching ``query`` by words and meaning, best first (all buckets, any age).
 
         ``count_use``: an assistant is given the hits, so each gains a reference, as in :meth:`recall`.
+        ``tuning``: as in :meth:`recall`.
         """
         text = v.clean_query(query)
         if not text:
@@ -321,6 +330,7 @@ class MemoryService:
                 types=type_set,
                 buckets=bucket_set,
                 include_archived=include_archived,
+                tuning=tuning or DEFAULT_TUNING,
             )
         if count_use:
             self._queue_bumps([row.rowid for row, _ in found])

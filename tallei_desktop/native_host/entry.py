@@ -94,6 +94,11 @@ def run_native_host(settings: Settings, caller: Sequence[str]) -> int:
     from tallei_desktop.app.opening import ModelPreload, OpeningService
 
     def open_service() -> MemoryService:
+        # numpy first, as soon as the thread starts: a "classify" message on the reading thread
+        # imports the type model (numpy) too, and two threads importing numpy's modules at the same
+        # moment can find it half-initialised.
+        import numpy  # noqa: F401
+
         from tallei_desktop.factory import build_service
 
         # The browser cannot ask anyone for a passphrase: the running app holds the key.

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tallei_desktop.core.embeddings import Embedder, FastEmbedEmbedder
-from tallei_desktop.core.retrieval import Budgets
+from tallei_desktop.core.recall import Budgets
 from tallei_desktop.core.service import MemoryService
 from tallei_desktop.core.store.database import Database
 from tests.support.fake_embedder import HashEmbedder

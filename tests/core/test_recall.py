@@ -8,10 +8,11 @@ import textwrap
 from datetime import timedelta
 from pathlib import Path
 
+import pytest
+
 from tallei_desktop.core.embeddings import FastEmbedEmbedder, ModelState, NullEmbedder
 from tallei_desktop.core.models import RecallMode
-from tallei_desktop.core.recall import CONFIRMED_LEGEND, estimate_tokens
-from tallei_desktop.core.retrieval import Budgets
+from tallei_desktop.core.recall import CONFIRMED_LEGEND, Budgets, RecallTuning, estimate_tokens
 from tallei_desktop.core.service import MemoryService
 from tests.conftest import REPO_ROOT
 from tests.core.conftest import Clock, ServiceFactory
@@ -269,7 +270,7 @@ _OTHER_PROCESS = textwrap.dedent(
     import sys
     sys.path.insert(0, {root!r})
     from pathlib import Path
-    from tallei_desktop.core.retrieval import Budgets
+    from tallei_desktop.core.recall import Budgets
     from tallei_desktop.core.service import MemoryService
     from tallei_desktop.core.store.database import Database
     from tests.support.fake_embedder import HashEmbedder
@@ -390,3 +391,20 @@ def test_a_full_preference_bucket_keeps_an_older_preference_that_matches(
     assert seats not in _ids(newest) and _ids(newest) <= set(later)
     # Asked about flying, the seat preference is taken before equally confirmed newer ones.
     assert seats in _ids(service.recall("booking a flight").preferences)
+
+
+def test_recall_with_other_tuning_ranks_with_it_and_leaves_the_cache_alone(service: MemoryService) -> None:
+    for i in range(3):
+        service.save(f"Rowan keeps bees number {i} behind the barn.", type="fact", platform="claude")
+    service.drain()
+    cached = service.recall("bees")
+    assert service.recall("bees") is cached
+    # A hybrid-only variant would not show here (dump-all); counting no text hit as a hit does.
+    other = service.recall("bees", tuning=RecallTuning(search_min_similarity=0.0))
+    assert other is not cached and other.text == cached.text
+    assert service.recall("bees") is cached  # the variant's answer was not kept in its place
+
+
+def test_tuning_refuses_a_negative_field() -> None:
+    with pytest.raises(ValueError, match="alongside_reach is -1"):
+        RecallTuning(alongside_reach=-1)

@@ -135,7 +135,7 @@ _SAVE_AND_DIE = textwrap.dedent(
     import os, sys
     sys.path.insert(0, {root!r})
     from pathlib import Path
-    from tallei_desktop.core.retrieval import Budgets
+    from tallei_desktop.core.recall import Budgets
     from tallei_desktop.core.service import MemoryService
     from tallei_desktop.core.store.database import Database
     from tests.support.fake_embedder import HashEmbedder

@@ -11,18 +11,12 @@ import numpy as np
 import pytest
 
 from tallei_desktop.core.models import Bucket, Memory
-from tallei_desktop.core.recall import (
-    ALONGSIDE_SHARE,
-    ALONGSIDE_STEP,
-    Budgets,
-    RecallCandidates,
-    plan_recall,
-    rank_search,
-)
+from tallei_desktop.core.recall import DEFAULT_TUNING, Budgets, RecallCandidates, RecallTuning
+from tallei_desktop.core.recall.rank import plan_recall, rank_search
+from tallei_desktop.core.store import gather as store_gather
 from tallei_desktop.core.store import queries as q
-from tallei_desktop.core.store import recall_reads
 from tallei_desktop.core.store.database import Database
-from tallei_desktop.core.store.recall_reads import gather_search
+from tallei_desktop.core.store.gather import gather_search
 from tallei_desktop.core.store.vector_index import LOG_KEEP, VectorIndex, trim_log
 from tests.core.conftest import KEY
 
@@ -146,18 +140,21 @@ def _two_text_hits_beyond_three_nearer(db: Database) -> tuple[np.ndarray, Vector
 
 
 def _gather_recall(
-    conn: apsw.Connection, text: str, query: np.ndarray, index: VectorIndex
+    conn: apsw.Connection,
+    text: str,
+    query: np.ndarray,
+    index: VectorIndex,
+    tuning: RecallTuning = DEFAULT_TUNING,
 ) -> RecallCandidates:
     """Recall's candidates in hybrid mode, everything long-term (no recent window)."""
-    return recall_reads.gather_recall(
+    return store_gather.gather_recall(
         conn,
         query=text,
         query_vector=query,
         vectors=index,
         cutoff=0.0,
-        extra_similarity=0.5,
-        hybrid_extra_similarity=0.3,
         dump_all=lambda tokens, extras: False,
+        tuning=tuning,
     )
 
 
@@ -178,15 +175,12 @@ def test_search_scores_a_text_hit_outside_the_nearest_k_by_its_real_similarity(t
         db.close()
 
 
-def test_recall_scores_a_text_hit_outside_the_nearest_k_by_its_real_similarity(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(recall_reads, "VECTOR_K", 3)
+def test_recall_scores_a_text_hit_outside_the_nearest_k_by_its_real_similarity(tmp_path: Path) -> None:
     db = Database(tmp_path / "t.db", KEY, key_source="k")
     try:
         query, index = _two_text_hits_beyond_three_nearer(db)
         with db.read() as conn:
-            found = _gather_recall(conn, "heron", query, index)
+            found = _gather_recall(conn, "heron", query, index, RecallTuning(vector_k=3))
         assert set(found.long_term_bm25) == {1, 2}
         assert found.vector[2] == pytest.approx(0.6, abs=1e-5)
         assert found.vector[1] == pytest.approx(0.05, abs=1e-5)
@@ -198,7 +192,7 @@ def test_recall_scores_a_text_hit_outside_the_nearest_k_by_its_real_similarity(
         db.close()
 
 
-def test_recall_reads_what_was_saved_alongside_its_best_matches(tmp_path: Path) -> None:
+def test_recall_gathers_what_was_saved_alongside_its_best_matches(tmp_path: Path) -> None:
     db = Database(tmp_path / "t.db", KEY, key_source="k")
     try:
         query = _unit(200)
@@ -212,13 +206,10 @@ def test_recall_reads_what_was_saved_alongside_its_best_matches(tmp_path: Path) 
         with db.read() as conn:
             index.sync(conn)
             found = _gather_recall(conn, "nothing in common", query, index)
-        # 4 ranks with a share of 3's similarity, and 5 through it with a step less; 2 is no longer
-        # active, so it takes none, and 1, two before 3, is not reached through it.
-        lent = ALONGSIDE_SHARE * 0.9
-        assert found.related == {
-            4: pytest.approx(lent, abs=1e-5),
-            5: pytest.approx(lent * ALONGSIDE_STEP, abs=1e-5),
-        }
+        # 4 ranks with a share of 3's similarity, and 5 through it with the same share; 2 is no
+        # longer active, so it takes none, and 1, two before 3, is not reached through it.
+        lent = DEFAULT_TUNING.alongside_share * 0.9
+        assert found.related == {4: pytest.approx(lent, abs=1e-5), 5: pytest.approx(lent, abs=1e-5)}
         assert 4 in found.pool and found.vector[4] == pytest.approx(0.02, abs=1e-5)
     finally:
         db.close()
@@ -247,14 +238,12 @@ def test_older_events_that_match_weakly_are_ranked_in_hybrid_recall_but_do_not_d
                 return dump
 
             with db.read() as conn:
-                return recall_reads.gather_recall(
+                return store_gather.gather_recall(
                     conn,
                     query="nothing in common",
                     query_vector=query,
                     vectors=index,
                     cutoff=1e9,
-                    extra_similarity=0.5,
-                    hybrid_extra_similarity=0.3,
                     dump_all=dump_all,
                 )
 

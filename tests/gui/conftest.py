@@ -13,7 +13,7 @@ from typing import IO
 
 import pytest
 
-from tallei_desktop.core.retrieval import Budgets
+from tallei_desktop.core.recall import Budgets
 from tallei_desktop.core.service import MemoryService
 from tallei_desktop.core.store.database import Database
 from tallei_desktop.gui.backend import Backend

@@ -26,7 +26,7 @@ import gc, json, sys
 from pathlib import Path
 from PySide6.QtCore import QEventLoop, Qt, QTimer
 from PySide6.QtWidgets import QApplication
-from tallei_desktop.core.retrieval import Budgets
+from tallei_desktop.core.recall import Budgets
 from tallei_desktop.core.service import MemoryService
 from tallei_desktop.core.store.database import Database
 from tallei_desktop.gui.backend import Backend, View

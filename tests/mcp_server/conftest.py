@@ -23,7 +23,7 @@ from mcp_types import CallToolResult, Implementation, TextContent
 
 from tallei_desktop.config import Settings, load_settings
 from tallei_desktop.core.keys import SecretStore
-from tallei_desktop.core.retrieval import Budgets
+from tallei_desktop.core.recall import Budgets
 from tallei_desktop.core.service import MemoryService
 from tallei_desktop.core.store.database import Database
 from tallei_desktop.factory import build_service

@@ -1,8 +1,9 @@
-"""What recall and search read from the store: candidates gathered in one snapshot, as plain values.
+"""Recall's first step, gather: what recall and search read from the store, in one snapshot.
 
 :func:`gather_recall` and :func:`gather_search` do every read the ranking needs and return frozen
-values; the ranking, budgets and rendering are pure functions in :mod:`tallei_desktop.core.recall`.
-:func:`read_chosen` then reads full rows only for what was chosen, in the same snapshot.
+values; ranking and rendering are pure, in :mod:`tallei_desktop.core.recall` (the package says how
+the steps fit). :func:`read_chosen` then reads full rows only for what was chosen, in the same
+snapshot. How many candidates are read is part of :class:`~tallei_desktop.core.recall.RecallTuning`.
 """
 
 from __future__ import annotations
@@ -14,36 +15,14 @@ import apsw
 import numpy as np
 
 from tallei_desktop.core.models import Bucket, Memory, MemoryStatus
-from tallei_desktop.core.recall import (
-    Chosen,
-    RecallCandidates,
-    SavedAt,
-    SearchCandidates,
-    alongside,
-    alongside_rowids,
-    asks,
-    match_strength,
-)
+from tallei_desktop.core.recall.rank import alongside, alongside_rowids, asks, match_strength
+from tallei_desktop.core.recall.tuning import DEFAULT_TUNING, RecallTuning
+from tallei_desktop.core.recall.values import Chosen, RecallCandidates, SavedAt, SearchCandidates
 from tallei_desktop.core.store import queries as q
 from tallei_desktop.core.store.conflicts import open_conflicts_of, open_conflicts_per_memory
 from tallei_desktop.core.store.vector_index import VectorIndex
 
-__all__ = [
-    "BM25_K",
-    "RECENT_K",
-    "SHORT_TERM_RECENT_K",
-    "VECTOR_K",
-    "gather_recall",
-    "gather_search",
-    "read_chosen",
-    "text_hits",
-]
-
-VECTOR_K = 200
-BM25_K = 50
-RECENT_K = 5
-#: The newest in-window memories considered for the short-term bucket (its budget holds far fewer).
-SHORT_TERM_RECENT_K = 300
+__all__ = ["gather_recall", "gather_search", "read_chosen", "text_hits"]
 
 
 def text_hits(
@@ -101,18 +80,18 @@ def gather_recall(
     query_vector: np.ndarray | None,
     vectors: VectorIndex,
     cutoff: float,
-    extra_similarity: float,
-    hybrid_extra_similarity: float,
     dump_all: Callable[[int, Sequence[Memory]], bool],
+    tuning: RecallTuning = DEFAULT_TUNING,
 ) -> RecallCandidates:
     """Read recall's candidates. ``cutoff`` is the short-term window's start (Unix seconds); older
     short-term and archived memories join as extras when they are text hits or at least
-    ``extra_similarity`` similar. ``dump_all(long_term_tokens, extras)`` says whether the long-term
-    bucket is dumped whole, so only that mode's candidates are read; when it is not, the extras are
-    those at least ``hybrid_extra_similarity`` similar (and the text hits), ranked with the rest."""
+    ``tuning.extra_similarity`` similar. ``dump_all(long_term_tokens, extras)`` says whether the
+    long-term bucket is dumped whole, so only that mode's candidates are read; when it is not, the
+    extras are those at least ``tuning.hybrid_extra_similarity`` similar (and the text hits),
+    ranked with the rest."""
     vec: dict[int, float] = {}
     if query_vector is not None:
-        vec = dict(vectors.search(query_vector, VECTOR_K, exclude=Bucket.PREFERENCE))
+        vec = dict(vectors.search(query_vector, tuning.vector_k, exclude=Bucket.PREFERENCE))
 
     pref_order = _all(
         conn,
@@ -123,14 +102,14 @@ def gather_recall(
     pref_similarity: dict[int, float] = {}
     if query_vector is not None:
         pref_similarity = vectors.similarities(query_vector, (int(rid) for rid, *_ in pref_order))
-    pref_bm25, lt_bm25, st_bm25 = _recall_text_hits(conn, query, cutoff, BM25_K)
+    pref_bm25, lt_bm25, st_bm25 = _recall_text_hits(conn, query, cutoff, tuning.bm25_k)
     related: dict[int, float] = {}
     if query_vector is not None:
         # A text hit outside the nearest vectors is scored by its real similarity, not by 0.
         hits = (rid for rid in (*pref_bm25, *lt_bm25, *st_bm25) if rid not in vec)
         vec.update(vectors.similarities(query_vector, hits))
         match = match_strength(vec, {**pref_bm25, **lt_bm25, **st_bm25})
-        related = alongside(match, _saved_next_to(conn, alongside_rowids(match)), vec)
+        related = alongside(match, _saved_next_to(conn, alongside_rowids(match, tuning)), vec, tuning)
     near = {**vec, **related}  # who may be a candidate: matches, and what was saved alongside them
     total_tokens = int(
         q.scalar(
@@ -155,7 +134,7 @@ def gather_recall(
     def extras_from(similarity: float) -> dict[int, Memory]:
         return {rid: rows[rid] for rid in older if rid in lt_bm25 or near.get(rid, 0.0) >= similarity}
 
-    extras = extras_from(extra_similarity)
+    extras = extras_from(tuning.extra_similarity)
 
     dump_order: tuple[tuple[int, int], ...] | None = None
     pool: dict[int, Memory] = {}
@@ -174,10 +153,10 @@ def gather_recall(
             conn,
             "SELECT rowid FROM memories WHERE status = 'active' AND bucket = 'long_term' "
             "ORDER BY created_at DESC, rowid DESC LIMIT ?",
-            (RECENT_K,),
+            (tuning.recent_k,),
         )
         newest = frozenset(int(rid) for (rid,) in recent)
-        extras = extras_from(hybrid_extra_similarity)
+        extras = extras_from(tuning.hybrid_extra_similarity)
         rows.update(_rows(conn, newest - rows.keys(), pool_where, (cutoff,)))
         pool = {
             rid: rows[rid]
@@ -187,7 +166,7 @@ def gather_recall(
         }
 
     st_where = "m.status = 'active' AND m.bucket = 'short_term' AND m.occurred_at >= ?"
-    # Short-term: the newest SHORT_TERM_RECENT_K in the window plus any in-window text or vector match
+    # Short-term: the newest ``short_term_recent_k`` in the window plus any in-window text or vector match
     # (a match can lift an older one, but no more than that can fit the budget anyway).
     window: dict[int, tuple[int, float]] = {
         int(rid): (int(t), float(at))
@@ -195,7 +174,7 @@ def gather_recall(
             conn,
             f"SELECT m.rowid, m.tokens, m.occurred_at FROM memories m WHERE {st_where} "
             "ORDER BY m.occurred_at DESC LIMIT ?",
-            (cutoff, SHORT_TERM_RECENT_K),
+            (cutoff, tuning.short_term_recent_k),
         )
     }
     more = sorted({*st_bm25, *near} - set(window))

@@ -1,7 +1,7 @@
-"""Recall and search, end to end: gather from the store in one snapshot, rank purely, read the chosen.
+"""Recall and search, end to end: gather from the store in one snapshot, rank, render.
 
-The reads live in :mod:`tallei_desktop.core.store.recall_reads`; the ranking, budgets and rendering
-in :mod:`tallei_desktop.core.recall`. Call these inside one read transaction.
+The reads live in :mod:`tallei_desktop.core.store.gather`, the ranking in :mod:`.rank`, the
+rendering in :mod:`.block`. Call these inside one read transaction.
 """
 
 from __future__ import annotations
@@ -11,12 +11,14 @@ from datetime import datetime, timedelta
 
 import numpy as np
 
-from tallei_desktop.core import recall as r
 from tallei_desktop.core.models import Bucket, MemoryType
-from tallei_desktop.core.recall import Budgets, RecallBuild
+from tallei_desktop.core.recall.block import assemble_recall
+from tallei_desktop.core.recall.rank import long_term_fits, plan_recall, rank_search
+from tallei_desktop.core.recall.tuning import DEFAULT_TUNING, RecallTuning
+from tallei_desktop.core.recall.values import Budgets, RecallBuild
 from tallei_desktop.core.store import Connection
 from tallei_desktop.core.store import queries as q
-from tallei_desktop.core.store.recall_reads import gather_recall, gather_search, read_chosen, text_hits
+from tallei_desktop.core.store.gather import gather_recall, gather_search, read_chosen, text_hits
 from tallei_desktop.core.store.vector_index import VectorIndex
 
 __all__ = ["Budgets", "RecallBuild", "build_recall", "build_search", "text_hits"]
@@ -31,6 +33,7 @@ def build_recall(
     semantic: bool,
     budgets: Budgets,
     now: datetime,
+    tuning: RecallTuning = DEFAULT_TUNING,
 ) -> RecallBuild:
     """Choose each bucket's memories within its budget; read full rows only for what is returned."""
     candidates = gather_recall(
@@ -39,12 +42,11 @@ def build_recall(
         query_vector=query_vector,
         vectors=vectors,
         cutoff=(now - timedelta(days=budgets.short_term_days)).timestamp(),
-        extra_similarity=r.EXTRA_SIMILARITY,
-        hybrid_extra_similarity=r.HYBRID_EXTRA_SIMILARITY,
-        dump_all=lambda tokens, extras: r.long_term_fits(tokens, extras, budgets.long_term),
+        tuning=tuning,
+        dump_all=lambda tokens, extras: long_term_fits(tokens, extras, budgets.long_term),
     )
-    plan = r.plan_recall(candidates, budgets=budgets, now=now, semantic=semantic)
-    return r.assemble_recall(
+    plan = plan_recall(candidates, budgets=budgets, now=now, semantic=semantic, tuning=tuning)
+    return assemble_recall(
         plan,
         read_chosen(conn, plan.chosen, {**candidates.pool, **candidates.extras}),
         query=query,
@@ -65,6 +67,7 @@ def build_search(
     types: Collection[MemoryType] | None,
     buckets: Collection[Bucket] | None,
     include_archived: bool,
+    tuning: RecallTuning = DEFAULT_TUNING,
 ) -> list[tuple[q.Row, float]]:
     """The best ``limit`` search hits with provenance, best first, and their scores."""
     candidates = gather_search(
@@ -75,13 +78,14 @@ def build_search(
         include_archived=include_archived,
         k=max(limit * 10, 100),
     )
-    ranked = r.rank_search(
+    ranked = rank_search(
         candidates,
         semantic=query_vector is not None,
         limit=limit,
         types=types,
         buckets=buckets,
         include_archived=include_archived,
+        tuning=tuning,
     )
     rows = q.load_provenance(conn, (q.Row(rid, candidates.memories[rid]) for rid, _ in ranked))
     return [(row, score) for row, (_, score) in zip(rows, ranked, strict=True)]

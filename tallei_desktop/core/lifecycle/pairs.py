@@ -22,7 +22,7 @@ import json
 import math
 import re
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from importlib import resources
 from typing import Any
 
@@ -79,6 +79,8 @@ FEATURES: tuple[str, ...] = (
     "subject_differs",
 )
 
+#: Each reading of a text is kept for the next pair it is part of (see text.py).
+_TEXTS_CACHED = 4096
 _WORD = re.compile(r"[a-z0-9][a-z0-9+#.'-]*")
 #: Words that close a claim off ("only", "never", "no …", "at all"): the other side may be a case of
 #: what it rules out, though it shares none of its words.
@@ -125,8 +127,9 @@ _MANY_VALUES = frozenset(
 _IDENTITY = re.compile(r"^(?:(?:the )?user |she |he |they |i )?(?:is|am|are|i'm|'m)\b", re.I)
 
 
-def _words(text: str) -> list[str]:
-    return [w.strip(".'-") for w in _WORD.findall(text.casefold())]
+@lru_cache(maxsize=_TEXTS_CACHED)
+def _words(text: str) -> tuple[str, ...]:
+    return tuple(w.strip(".'-") for w in _WORD.findall(text.casefold()))
 
 
 def _has_any(text: str, words: frozenset[str], phrases: tuple[str, ...]) -> bool:
@@ -188,6 +191,7 @@ _OPENERS = frozenset(
 )
 
 
+@lru_cache(maxsize=_TEXTS_CACHED)
 def _names(text: str) -> frozenset[str]:
     """Capitalised words and identifiers ("Ines", "web-01", "v2"), the first word too unless it
     opens the sentence the usual way ("Works as …", "The …")."""
@@ -209,6 +213,7 @@ _NUMBERED = frozenset(
 )
 
 
+@lru_cache(maxsize=_TEXTS_CACHED)
 def _identifier(text: str) -> str | None:
     """A numbered name near the start ("Project 4 …", "Room 204 has …", "Note number 24 about …")."""
     tokens = re.findall(r"\w[\w'.-]*", text)[:4]
@@ -223,6 +228,7 @@ def _identifier(text: str) -> str | None:
     return None
 
 
+@lru_cache(maxsize=_TEXTS_CACHED)
 def _subject(text: str) -> str | None:
     """The name or identifier a memory is about, when it opens with one ("Kofi works …", "web-02 is …",
     "Room 204 has …": the first or second word) or names an owner early ("Prefers Goran's summaries")."""
@@ -240,12 +246,14 @@ def _subject(text: str) -> str | None:
 _LABEL = re.compile(r"^\s*(?:\[[^\]]*\]\s*)?([^:\n]{1,40}):\s")
 
 
+@lru_cache(maxsize=_TEXTS_CACHED)
 def _label(text: str) -> str | None:
     """The label a memory starts with ("Caroline: …", "[8 May] Ana: …"): whose words, or what about."""
     found = _LABEL.match(text)
     return found.group(1).casefold().strip() if found else None
 
 
+@lru_cache(maxsize=_TEXTS_CACHED)
 def _numbers(text: str) -> frozenset[str]:
     return frozenset(t for t in distinctive_tokens(text) if any(ch.isdigit() for ch in t))
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from functools import lru_cache
 
 __all__ = [
     "DEDUP_SIMILARITY",
@@ -35,9 +36,13 @@ _STANCE = frozenset(
     would could rather instead not no don't doesn't do does more less most least much best better good
     """.split()
 )
+#: A memory is compared with up to a dozen neighbours, and each pair reads both texts several ways:
+#: each reading of a text is kept for the next pair (pure functions of the text).
+_TEXTS_CACHED = 4096
 _WORD = re.compile(r"[a-z0-9][a-z0-9+#.'-]*")
 
 
+@lru_cache(maxsize=_TEXTS_CACHED)
 def subject_words(text: str) -> frozenset[str]:
     """The content words of a preference, with stance words removed (a crude but stable subject)."""
     words = {w.strip(".'-") for w in _WORD.findall(text.casefold())}
@@ -76,6 +81,7 @@ def _number(word: str) -> str:
     return _NUMBER_WORDS.get(word, word)
 
 
+@lru_cache(maxsize=_TEXTS_CACHED)
 def distinctive_tokens(text: str) -> frozenset[str]:
     """Numbers (digits or written as words), capitalised names (past the first word) and calendar
     words: what makes two otherwise alike sentences different facts."""
@@ -97,16 +103,18 @@ def _stem(word: str) -> str:
     return word
 
 
-def content_sequence(text: str) -> list[str]:
+@lru_cache(maxsize=_TEXTS_CACHED)
+def content_sequence(text: str) -> tuple[str, ...]:
     """The stemmed content words of ``text`` in order (stance, negation and direction words left out)."""
     words = (w.strip(".'-") for w in _WORD.findall(text.casefold()))
-    return [
+    return tuple(
         _stem(_number(w))
         for w in words
         if (len(w) > 1 or w.isdigit()) and w not in _STANCE and w not in _NEGATORS and w not in _DIRECTION
-    ]
+    )
 
 
+@lru_cache(maxsize=_TEXTS_CACHED)
 def polarity(text: str) -> tuple[bool, frozenset[str]]:
     """Whether the text is negated (odd number of negators) and which comparison words it uses."""
     words = [w.strip(".'-") for w in _WORD.findall(text.casefold())]

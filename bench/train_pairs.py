@@ -51,8 +51,8 @@ from tallei_desktop.core.lifecycle.pairs import FEATURES, PairModel, pair_featur
 from tallei_desktop.core.lifecycle.text import is_duplicate  # noqa: E402
 from tallei_desktop.core.models import MemoryType  # noqa: E402
 from tests.core.test_heldout_sets import (  # noqa: E402
-    PAIR_TRAIN,
-    PAIR_TRAIN_LISTS,
+    PAIR_TRAIN_FILES,
+    PAIR_TRAIN_LIST_FILES,
     TRAINING_KINDS,
     load_heldout_lists,
     load_heldout_pairs,
@@ -95,23 +95,25 @@ def labelled_examples() -> list[Example]:
         for p in load_pairs(CONFLICT_PAIRS)
         if p.type_a is p.type_b
     ]
-    for name, members in load_heldout_lists(PAIR_TRAIN_LISTS).items():
-        out += [
-            Example(a.memory, b.memory, False, f"lists/{name}", a.type is MemoryType.PREFERENCE, True)
-            for i, b in enumerate(members)
-            for a in members[:i]
-            if a.type is b.type
-        ]
+    for path in PAIR_TRAIN_LIST_FILES:
+        for name, members in load_heldout_lists(path).items():
+            out += [
+                Example(a.memory, b.memory, False, f"lists/{name}", a.type is MemoryType.PREFERENCE, True)
+                for i, b in enumerate(members)
+                for a in members[:i]
+                if a.type is b.type
+            ]
     out += [
         Example(
             p.first,
             p.second,
             p.label != "compatible",
-            f"pair_train/{p.label}",
+            f"{path.stem}/{p.label}",
             p.type_a is MemoryType.PREFERENCE,
             not p.cross_platform,
         )
-        for p in load_heldout_pairs(PAIR_TRAIN, TRAINING_KINDS)
+        for path in PAIR_TRAIN_FILES
+        for p in load_heldout_pairs(path, TRAINING_KINDS)
     ]
     return out
 

@@ -2,11 +2,22 @@
 
 from __future__ import annotations
 
+import json
+
+import numpy as np
 import pytest
 
 from tallei_desktop.core.embeddings import FastEmbedEmbedder
 from tallei_desktop.core.lifecycle import Candidate, Case, NewMemory, decide
-from tallei_desktop.core.lifecycle.pairs import FEATURES, PairModel, load_pair_model, pair_features
+from tallei_desktop.core.lifecycle.pairs import (
+    FEATURES,
+    Network,
+    PairModel,
+    field_value_changed,
+    load_pair_model,
+    pair_features,
+    subjects_differ,
+)
 from tallei_desktop.core.models import Bucket, MemoryStatus, MemoryType
 from tallei_desktop.core.service import MemoryService
 from tallei_desktop.core.store import lifecycle_rows as lr
@@ -34,8 +45,13 @@ def _old(
     return Candidate(rowid, f"o{rowid}", mtype, content, platform, frozenset({platform}), pinned, similarity)
 
 
+def _constant(logit: float) -> Network:
+    """A network that answers ``logit`` whatever the pair."""
+    return Network(np.zeros((len(FEATURES), 1)), np.zeros(1), np.zeros(1), logit)
+
+
 #: A model that calls every pair incompatible, so the rules around it are what is tested.
-SURE = PairModel(tuple([30.0] + [0.0] * (len(FEATURES) - 1)), supersede_at=0.9, conflict_at=0.5)
+SURE = PairModel((_constant(30.0),), supersede_at=0.9, conflict_at=0.5)
 
 
 def test_a_duplicate_merges_before_anything_else_is_decided() -> None:
@@ -131,9 +147,11 @@ def test_the_shipped_pair_model_loads_and_rules_both_ways() -> None:
 
 
 def test_weights_for_other_features_are_refused() -> None:
-    text = load_pair_model().to_json().replace('"feature_version": ', '"feature_version": 9')
+    document = json.loads(load_pair_model().to_json())
     with pytest.raises(ValueError, match="other features"):
-        PairModel.from_json(text)
+        PairModel.from_json(json.dumps({**document, "feature_version": document["feature_version"] + 1}))
+    with pytest.raises(ValueError, match="other features"):
+        PairModel.from_json(json.dumps({**document, "features": document["features"][:-1]}))
 
 
 def test_gather_reads_only_active_neighbours_and_apply_writes_one_supersede(
@@ -163,3 +181,62 @@ def test_gather_reads_only_active_neighbours_and_apply_writes_one_supersede(
         again = lr.gather_case(conn, rowid, text, vector, None)
         assert again is not None and again.new.processed
         assert lr.apply_decision(conn, again, decide(again), vector, svc.now().timestamp()) is None
+
+
+def test_a_network_of_the_wrong_shape_is_refused() -> None:
+    with pytest.raises(ValueError, match="hidden weights"):
+        Network(np.zeros((len(FEATURES) - 1, 4)), np.zeros(4), np.zeros(4), 0.0)
+    with pytest.raises(ValueError, match="at least one network"):
+        PairModel((), 0.9, 0.5)
+
+
+def test_the_networks_are_averaged() -> None:
+    model = PairModel((_constant(30.0), _constant(-30.0)), 0.9, 0.5)
+    assert model.incompatible("a", "b", 0.5, preference=False) == pytest.approx(0.5)
+
+
+def test_the_shipped_model_round_trips_through_its_file() -> None:
+    model = load_pair_model()
+    again = PairModel.from_json(model.to_json())
+    pair = ("Lives in Glasgow.", "Lives in Cardiff.", 0.6)
+    assert again.incompatible(*pair, preference=False) == pytest.approx(
+        model.incompatible(*pair, preference=False), abs=1e-6
+    )
+    assert (again.supersede_at, again.conflict_at) == (model.supersede_at, model.conflict_at)
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "changed"),
+    [
+        ("Relationship status: engaged.", "Relationship status: married.", True),
+        ("Bank: Corran Mutual.", "Bank: Lyle Street Credit Union.", True),
+        ("Bank: Corran Mutual.", "Bank: Corran Mutual", False),
+        ("Bank: Corran Mutual.", "Gym: PulseFit.", False),
+        # Lines of dialogue are no fields.
+        ("Jon: Thanks!", "Jon: Bye!", False),
+        ("Maria: Me too. Talk to you soon.", "Maria: Me too. Talk to you later.", False),
+    ],
+)
+def test_another_value_of_one_field_says_it_replaces(old: str, new: str, changed: bool) -> None:
+    assert field_value_changed(old, new) is changed
+    later = _new(new)
+    assert decide(Case(later, (_old(old, 0.8),), True), SURE).superseded != () or not changed
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "differ"),
+    [
+        ("Ines works on the data platform team.", "Kofi works on the billing team.", True),
+        ("Colleague Sofia is on the infrastructure team.", "Colleague Lars is on the support team.", True),
+        ("web-01 is hosted in eu-central-1.", "web-02 is hosted in us-west-2.", True),
+        ("Prefers Goran's summaries of the news.", "Prefers Hana's summaries of the news.", True),
+        # The value after a verb, a label's value, a first word no verb follows, and "I" are no subjects.
+        ("Prefers Kotlin for Android work.", "Now prefers Flutter for Android work.", False),
+        ("Likes 4-space indentation in YAML files.", "Likes 2-space indentation in YAML files.", False),
+        ("Age: 34.", "Age: 35.", False),
+        ("Salary is 52,000 a year.", "Got a raise; salary is now 58,000 a year.", False),
+        ("I'm employed by Deloitte.", "I just started a new job at PwC.", False),
+    ],
+)
+def test_what_a_memory_is_about(old: str, new: str, differ: bool) -> None:
+    assert subjects_differ(old, new) is differ

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 
 from tallei_desktop.core.lifecycle.pairs import (
     PairModel,
+    field_value_changed,
     load_pair_model,
     names_old_value,
     numbers_changed,
@@ -122,7 +123,8 @@ def _incompatible(new: NewMemory, old: Candidate, model: PairModel) -> tuple[boo
 def _says_it_replaces(new: NewMemory, old: Candidate) -> bool:
     """A fact or decision retires another only when it says so: a cue word of its own ("now",
     "moved", "switched"), the old value named beside the new ("from Jira to Linear"), another number
-    or date, or one value swapped in a statement of what something is ("the office is in Munich"). "Decided with Amara to move the billing service" and "… with Bruno …" swap one
+    or date, one value swapped in a statement of what something is or will be ("the office is in
+    Munich"), or another value of one field ("Bank: …"). "Decided with Amara to move the billing service" and "… with Bruno …" swap one
     value too, and both stand. A preference is the person's current taste: the newer one replaces."""
     return (
         new.type is MemoryType.PREFERENCE
@@ -130,6 +132,7 @@ def _says_it_replaces(new: NewMemory, old: Candidate) -> bool:
         or names_old_value(old.content, new.content)
         or numbers_changed(old.content, new.content)
         or one_value_swapped_in_a_state(old.content, new.content)
+        or field_value_changed(old.content, new.content)
     )
 
 

@@ -6,8 +6,9 @@ Contract:
   similarity of their embeddings into a fixed vector of ``FEATURES``. It is pure: words, negation,
   exclusion and update cues, the entity each is about, and how the two differ (one value swapped,
   a number changed, the subject changed). No I/O, no randomness.
-- ``PairModel.incompatible(old, new, similarity)`` is the probability (logistic regression over those
-  features) that both cannot stand: an update when one assistant says it, a conflict across two.
+- ``PairModel.incompatible(old, new, similarity)`` is the probability (a few small networks over
+  those features, averaged) that both cannot stand: an update when one assistant says it, a
+  conflict across two.
   ``supersede_at`` and ``conflict_at`` are the thresholds the training chose, precision first: a wrong
   retirement hides a memory from every assistant, so supersede needs the surer one.
 - ``load_pair_model()`` reads the weights shipped in the package (``data/pair_model.json``) once per
@@ -25,6 +26,9 @@ from dataclasses import dataclass
 from functools import cache, lru_cache
 from importlib import resources
 from typing import Any
+
+import numpy as np
+import numpy.typing as npt
 
 from tallei_desktop.core.lifecycle.text import (
     claims_differ,
@@ -44,7 +48,7 @@ __all__ = [
 ]
 
 #: Bumped whenever :func:`pair_features` changes, so weights trained on other features are refused.
-FEATURE_VERSION = 2
+FEATURE_VERSION = 3
 WEIGHTS_FILE = "pair_model.json"
 
 FEATURES: tuple[str, ...] = (
@@ -96,7 +100,8 @@ _UPDATE_WORDS = frozenset(
     """
     now actually switched switch switching moved move moving new newly instead changed change changing
     updated upgraded upgrade downgraded turned became become dropped replaced nowadays lately recently
-    anymore since left quit started
+    anymore since left quit started promoted relocated transferred migrated renamed rescheduled
+    postponed delayed raised bumped sold traded cancelled canceled
     """.split()
 )
 _UPDATE_PHRASES = (
@@ -161,7 +166,8 @@ def numbers_changed(old: str, new: str) -> bool:
     return bool(a) and bool(b) and a != b
 
 
-_COPULA = frozenset("is are was were am 's".split())
+#: Words that say what something is or will be.
+_COPULA = frozenset("is are was were am 's be".split())
 
 
 def one_value_swapped_in_a_state(old: str, new: str) -> bool:
@@ -172,6 +178,29 @@ def one_value_swapped_in_a_state(old: str, new: str) -> bool:
     # The same length: "the staging URL for the docs is …" narrows the subject; it replaces nothing.
     same_length = len(content_sequence(old)) == len(content_sequence(new))
     return bool(shared & _COPULA) and not shared & _MANY_VALUES and same_length and claims_differ(old, new)
+
+
+def field_value_changed(old: str, new: str) -> bool:
+    """Both give one field a short value, and not the same one: "Relationship status: engaged" /
+    "Relationship status: married", "Bank: …" / "Bank: …". A line of dialogue ("Maria: Thanks!",
+    "Jon: Me too. See you soon.") is no field: it exclaims, asks, or runs on past a sentence."""
+    a, b = _field(old), _field(new)
+    return a is not None and b is not None and a[0] == b[0] and a[1] != b[1]
+
+
+#: A field's value: a few words, one sentence at most.
+_FIELD_VALUE_WORDS = 8
+
+
+@lru_cache(maxsize=_TEXTS_CACHED)
+def _field(text: str) -> tuple[str, str] | None:
+    found = _LABEL.match(text)
+    if found is None:
+        return None
+    value = text[found.end() :].strip().removesuffix(".")
+    if not value or re.search(r"[.!?;]\s|[!?]", value) or len(value.split()) > _FIELD_VALUE_WORDS:
+        return None
+    return found.group(1).casefold().strip(), value.casefold()
 
 
 def _identity_claim(text: str) -> bool:
@@ -187,24 +216,47 @@ _OPENERS = frozenset(
     plays runs owns drives reads writes watches keeps takes goes makes gets knows thinks lost visited
     grew spent studied teaches manages leads avoids never always only often usually rarely still also
     user users their his her my our the a an this that these those every each some no not
+    now actually currently recently lately just since from then today
     """.split()
 )
 
 
+#: Where a sentence ends and the next one's capital says nothing.
+_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+")
+#: "I" is capitalised and names nobody else.
+_FIRST_PERSON = frozenset("i i'm i've i'd i'll".split())
+
+
 @lru_cache(maxsize=_TEXTS_CACHED)
 def _names(text: str) -> frozenset[str]:
-    """Capitalised words and identifiers ("Ines", "web-01", "v2"), the first word too unless it
-    opens the sentence the usual way ("Works as …", "The …")."""
-    tokens = re.findall(r"\w[\w'.-]*", text)
+    """Capitalised words and identifiers ("Ines", "web-01", "v2"); a sentence's first word too
+    unless it opens the sentence the usual way ("Works as …", "The …")."""
     out = set()
-    for i, token in enumerate(tokens):
-        low = token.casefold().strip(".'-")
-        if any(ch.isdigit() for ch in token) or (
-            token[:1].isupper() and not (i == 0 and (low in _OPENERS or low.endswith(("ed", "ing"))))
-        ):
-            out.add(low)
+    for sentence in _SENTENCE_END.split(text):
+        tokens = re.findall(r"\w[\w'.-]*", sentence)
+        for i, token in enumerate(tokens):
+            low = token.casefold().strip(".'-")
+            if low in _FIRST_PERSON:
+                continue
+            numbered = any(ch.isdigit() for ch in token)
+            if numbered or (token[:1].isupper() and (i > 0 or _opens_with_a_name(tokens))):
+                out.add(low)
     return frozenset(out)
 
+
+def _opens_with_a_name(tokens: list[str]) -> bool:
+    """Whether a sentence's capitalised first word is a name: not a usual opener ("Works as …",
+    "The …", "Moved …"), and a verb follows it ("Kofi works …", "Ines is …"). "Thanks, John",
+    "Got a raise" and "Relationship status: …" open with a capital and name nobody."""
+    first = tokens[0].casefold().strip(".'-")
+    if first in _OPENERS or first.endswith(("ed", "ing")) or len(tokens) < 2:
+        return False
+    return not tokens[1][:1].isupper() and _verb_like(tokens[1].casefold())
+
+
+_LABEL = re.compile(r"^\s*(?:\[[^\]]*\]\s*)?([^:\n]{1,40}):\s")
+#: Openers that are no verb: "The Berlin office …", "Our Kofi …" keep a name in second place.
+_DETERMINERS = frozenset("user users their his her my our the a an this that these those every each some no not".split())
 
 #: Nouns a number after which names one of many ("room 204", "item 3", "number 24").
 _NUMBERED = frozenset(
@@ -216,6 +268,9 @@ _NUMBERED = frozenset(
 @lru_cache(maxsize=_TEXTS_CACHED)
 def _identifier(text: str) -> str | None:
     """A numbered name near the start ("Project 4 …", "Room 204 has …", "Note number 24 about …")."""
+    if _LABEL.match(text):
+        # "Age: 34", "Phone number: 0612…": a label and its value, not a numbered name.
+        return None
     tokens = re.findall(r"\w[\w'.-]*", text)[:4]
     for i in range(1, len(tokens)):
         token, before = tokens[i], tokens[i - 1]
@@ -235,15 +290,30 @@ def _subject(text: str) -> str | None:
     numbered = _identifier(text)
     if numbered is not None:
         return numbered
+    if _LABEL.match(text):
+        # "Employer: Bosch": what follows a label is its value.
+        return None
     tokens: list[str] = [t.casefold().strip(".-") for t in re.findall(r"\w[\w'.-]*", text)[:3]]
+    # The first word is a name only when a verb follows it (_names decides that).
     names = _names(text)
+    # After an opening verb ("Prefers Kotlin …", "Likes 4-space …") the next word is what the
+    # sentence is about, its value, not whom: only an owner ("Prefers Goran's summaries") is.
+    after_verb = bool(tokens) and tokens[0] in _OPENERS and tokens[0] not in _DETERMINERS
     for i, token in enumerate(tokens):
-        if token in names and (i < 2 or token.endswith("'s")):
+        owner = token.endswith("'s")
+        if token in names and (owner or i == 0 or (i == 1 and not after_verb)):
             return token.removesuffix("'s")
     return None
 
 
-_LABEL = re.compile(r"^\s*(?:\[[^\]]*\]\s*)?([^:\n]{1,40}):\s")
+_VERB_NEXT = frozenset("is was are were has had have will can could would should and 's".split())
+
+
+def _verb_like(token: str) -> bool:
+    """A word that reads as the verb after a name: "is", "has", "will", a third-person "works"."""
+    return token in _VERB_NEXT or (len(token) > 3 and token.endswith("s") and not token.endswith("ss"))
+
+
 
 
 @lru_cache(maxsize=_TEXTS_CACHED)
@@ -324,35 +394,84 @@ def pair_features(old: str, new: str, similarity: float, *, preference: bool) ->
 
 
 @dataclass(frozen=True, slots=True)
-class PairModel:
-    """Logistic regression over :data:`FEATURES`, with the thresholds its training chose."""
+class Network:
+    """One small network: a hidden layer of rectified units over :data:`FEATURES`, then a logistic
+    output. ``hidden`` is features × units."""
 
-    weights: tuple[float, ...]
+    hidden: npt.NDArray[np.float64]
+    hidden_bias: npt.NDArray[np.float64]
+    output: npt.NDArray[np.float64]
+    output_bias: float
+
+    def __post_init__(self) -> None:
+        units = self.hidden_bias.shape[0]
+        if self.hidden.shape != (len(FEATURES), units) or self.output.shape != (units,):
+            raise ValueError(
+                f"a pair network needs {len(FEATURES)} × units hidden weights and one output weight per unit"
+            )
+
+    def logit(self, x: npt.NDArray[np.float64]) -> float:
+        return float(np.maximum(x @ self.hidden + self.hidden_bias, 0.0) @ self.output + self.output_bias)
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "hidden": np.round(self.hidden, 6).tolist(),
+            "hidden_bias": np.round(self.hidden_bias, 6).tolist(),
+            "output": np.round(self.output, 6).tolist(),
+            "output_bias": round(self.output_bias, 6),
+        }
+
+    @classmethod
+    def from_json(cls, document: dict[str, Any]) -> Network:
+        return cls(
+            np.asarray(document["hidden"], dtype=np.float64),
+            np.asarray(document["hidden_bias"], dtype=np.float64),
+            np.asarray(document["output"], dtype=np.float64),
+            float(document["output_bias"]),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class PairModel:
+    """Several small networks over :data:`FEATURES` (trained from different starting points), whose
+    probabilities are averaged, with the thresholds the training chose. Why networks and not one
+    weighted sum: a signal means different things beside different others (one value swapped is an
+    update in "lives in …" and one more of a list in "speaks …"), and a weighted sum has one sign
+    for it."""
+
+    networks: tuple[Network, ...]
     #: Same assistant: retire the older memory at or above this probability.
     supersede_at: float
     #: Across assistants (or against a pinned memory): ask the person at or above this probability.
     conflict_at: float
 
     def __post_init__(self) -> None:
-        if len(self.weights) != len(FEATURES):
-            raise ValueError(f"the pair model has {len(self.weights)} weights for {len(FEATURES)} features")
+        if not self.networks:
+            raise ValueError("the pair model needs at least one network")
+
+    def probability(self, x: npt.NDArray[np.float64]) -> float:
+        """The averaged probability for one row of features."""
+        total = 0.0
+        for network in self.networks:
+            z = max(-30.0, min(30.0, network.logit(x)))
+            total += 1.0 / (1.0 + math.exp(-z))
+        return total / len(self.networks)
 
     def incompatible(self, old: str, new: str, similarity: float, *, preference: bool) -> float:
         """The probability that ``old`` and ``new`` cannot both stand."""
-        x = pair_features(old, new, similarity, preference=preference)
-        z = sum(w * v for w, v in zip(self.weights, x, strict=True))
-        return 1.0 / (1.0 + math.exp(-max(-30.0, min(30.0, z))))
+        x = np.asarray(pair_features(old, new, similarity, preference=preference), dtype=np.float64)
+        return self.probability(x)
 
     def to_json(self, **extra: Any) -> str:
         document = {
             "feature_version": FEATURE_VERSION,
             "features": list(FEATURES),
-            "weights": [round(w, 6) for w in self.weights],
             "supersede_at": round(self.supersede_at, 4),
             "conflict_at": round(self.conflict_at, 4),
             **extra,
+            "networks": [network.as_json() for network in self.networks],
         }
-        return json.dumps(document, indent=1) + "\n"
+        return json.dumps(document, indent=None, separators=(",", ":")) + "\n"
 
     @classmethod
     def from_json(cls, text: str) -> PairModel:
@@ -365,7 +484,7 @@ class PairModel:
                 "the pair model's weights were trained on other features; run bench/train_pairs.py"
             )
         return cls(
-            tuple(float(w) for w in document["weights"]),
+            tuple(Network.from_json(n) for n in document["networks"]),
             float(document["supersede_at"]),
             float(document["conflict_at"]),
         )

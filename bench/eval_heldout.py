@@ -148,6 +148,7 @@ def _count(judged: Sequence[Judged], label: str, mtype: MemoryType | None = None
 def figures(judged: Sequence[Judged], lists: Sequence[dict[str, Any]]) -> dict[str, Any]:
     pref = _count(judged, "update", MemoryType.PREFERENCE)
     fact = _count(judged, "update", MemoryType.FACT)
+    decision = _count(judged, "update", MemoryType.DECISION)
     lookalikes = _count(judged, "compatible")
     cross = [j for j in judged if j.pair.cross_platform and j.pair.label in ("conflict", "compatible")]
     tp = sum(j.flagged and j.pair.label == "conflict" for j in cross)
@@ -161,10 +162,11 @@ def figures(judged: Sequence[Judged], lists: Sequence[dict[str, Any]]) -> dict[s
         "updates_superseded": {
             "preference": {"k": sum(j.superseded for j in pref), "n": len(pref)},
             "fact": {"k": sum(j.superseded for j in fact), "n": len(fact)},
+            "decision": {"k": sum(j.superseded for j in decision), "n": len(decision)},
             "by_kind": {
                 kind: {
-                    "k": sum(j.superseded for j in pref + fact if j.pair.kind == kind),
-                    "n": sum(j.pair.kind == kind for j in pref + fact),
+                    "k": sum(j.superseded for j in pref + fact + decision if j.pair.kind == kind),
+                    "n": sum(j.pair.kind == kind for j in pref + fact + decision),
                 }
                 for kind in ("cue", "plain")
             },
@@ -209,7 +211,8 @@ def render_table(report: dict[str, Any]) -> str:
     out = [
         f"held-out sets: {report['pairs']} pairs ({HELDOUT_PAIRS.name}), {report['lists']} lists ({HELDOUT_LISTS.name})",
         f"  updates superseded        preference {kn(u['preference'])}, fact {kn(u['fact'])}"
-        f"  (with a cue word {kn(u['by_kind']['cue'])}, without {kn(u['by_kind']['plain'])})",
+        + (f", decision {kn(u['decision'])}" if u.get("decision", {}).get("n") else "")
+        + f"  (with a cue word {kn(u['by_kind']['cue'])}, without {kn(u['by_kind']['plain'])})",
         f"  lookalikes wrongly retired {kn(f['lookalikes_retired'])}"
         f"  (cross-platform ones flagged {kn(f['lookalikes_flagged'])})",
         f"  conflicts                 precision {c['precision']:.2f}, recall {c['recall']:.2f}, F1 {c['f1']:.2f}"

@@ -5,8 +5,8 @@ memory should be superseded), ``conflict`` (two platforms disagree: a conflict s
 and ``compatible`` (same shape, different things: both stay, nothing flagged); ``heldout_lists.tsv``
 holds lists of same-shaped facts that must all stay. Both were written apart from the training and
 development sets (conflict_pairs.tsv, the classify_*.tsv sets) and are never used to tune a rule.
-They are the second held-out sets: the first (``pair_train_seen.tsv``, ``pair_train_seen_lists.tsv``)
-was looked at while the pair model was built, so it trains the model now and judges nothing.
+Earlier held-out sets (``pair_train_seen*.tsv``) were looked at once they had judged the pair model,
+so they train it now and judge nothing: each set judges once, then joins the training.
 ``bench/eval_heldout.py`` runs them through the real save path and prints the figures;
 ``test_heldout_figures.py`` holds the level reached. The pair model's own training pairs
 (``pair_train*.tsv``) share this format and no sentence with these.
@@ -32,8 +32,10 @@ TRAINING_SETS = (
     DATA / "pair_train.tsv",
     DATA / "pair_train_more.tsv",
     DATA / "pair_train_seen.tsv",
+    DATA / "pair_train_seen2.tsv",
     DATA / "pair_train_lists.tsv",
     DATA / "pair_train_seen_lists.tsv",
+    DATA / "pair_train_seen2_lists.tsv",
     DATA / "classify_labelled.tsv",
     DATA / "classify_train.tsv",
     DATA / "classify_heldout.tsv",
@@ -52,8 +54,17 @@ TRAINING_KINDS = {**KINDS, "compatible": ("same-shape", "additive", "unrelated")
 PAIR_TRAIN = DATA / "pair_train.tsv"
 PAIR_TRAIN_LISTS = DATA / "pair_train_lists.tsv"
 #: Every training file of pairs (all in the format above, with ``TRAINING_KINDS``) and of lists.
-PAIR_TRAIN_FILES = (PAIR_TRAIN, DATA / "pair_train_more.tsv", DATA / "pair_train_seen.tsv")
-PAIR_TRAIN_LIST_FILES = (PAIR_TRAIN_LISTS, DATA / "pair_train_seen_lists.tsv")
+PAIR_TRAIN_FILES = (
+    PAIR_TRAIN,
+    DATA / "pair_train_more.tsv",
+    DATA / "pair_train_seen.tsv",
+    DATA / "pair_train_seen2.tsv",
+)
+PAIR_TRAIN_LIST_FILES = (
+    PAIR_TRAIN_LISTS,
+    DATA / "pair_train_seen_lists.tsv",
+    DATA / "pair_train_seen2_lists.tsv",
+)
 
 MIN_PAIRS = 150
 MIN_PREFERENCE_UPDATES = 20

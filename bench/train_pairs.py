@@ -6,11 +6,13 @@
 Training pairs, all from the development side (the held-out sets are never read here):
 
 * ``tests/core/data/conflict_pairs.tsv``: cross-platform conflicts and compatible lookalikes;
-* ``tests/core/data/pair_train.tsv``, ``pair_train_more.tsv`` and ``pair_train_seen.tsv`` (the first
-  held-out set, looked at while the model was built, so training data now): updates (one assistant, a newer value), conflicts (negation,
-  no shared words, contradiction) and compatible pairs (same shape, additive, unrelated);
-* ``tests/core/data/pair_train_lists.tsv`` and ``pair_train_seen_lists.tsv``: lists of distinct same-shaped memories (other hosts,
-  rooms, colleagues, relatives), every pair inside a list compatible;
+* ``tests/core/data/pair_train.tsv``, ``pair_train_more.tsv`` and ``pair_train_seen*.tsv`` (earlier
+  held-out sets, each measured once and looked at since): updates (one assistant, a newer value),
+  conflicts (negation, no shared words, contradiction) and compatible pairs (same shape, additive,
+  unrelated);
+* ``tests/core/data/pair_train_lists.tsv`` and ``pair_train_seen*_lists.tsv``: lists of distinct
+  same-shaped memories (other hosts, rooms, colleagues, relatives), every pair inside a list
+  compatible;
 * alike turns of the LoCoMo development conversations: each turn the type model calls a preference,
   fact or decision with its nearest earlier turn of that type in the same conversation, at
   similarity 0.5 or more, labelled compatible, in each format the benchmarks save turns in (plain,
@@ -22,7 +24,7 @@ rectified units, a logistic output), each from its own seeded start by full-batc
 squared-weight penalty, averaged. The thresholds come from five-fold cross-validation on these
 pairs, precision first: ``conflict_at`` is the lowest probability at which the held-apart folds'
 flags are at least 0.90 precise, ``supersede_at`` the lowest at which they are 0.97 precise (and
-never below ``conflict_at``). Prints the cross-validated figures and each weight; ``--check``
+never below ``conflict_at``). Prints the cross-validated figures per source; ``--check``
 compares with the shipped file instead of writing it and exits 1 if they differ.
 """
 
@@ -81,6 +83,9 @@ LOCOMO_MIN_SIMILARITY = 0.5
 #: Each turn as the benchmarks save it: alone, with its date, and one memory per sentence.
 LOCOMO_FORMATS = ("plain", "dated", "sentences")
 LOCOMO_PER_FORMAT = 500
+#: Pairs of memories from two different labelled pairs, labelled compatible (unrelated_examples).
+UNRELATED_PAIRS = 1000
+UNRELATED_SEED = 20261203
 LOCOMO_SEED = 20261202
 
 
@@ -128,6 +133,22 @@ def labelled_examples() -> list[Example]:
         for path in PAIR_TRAIN_FILES
         for p in load_heldout_pairs(path, TRAINING_KINDS)
     ]
+    return out
+
+
+def unrelated_examples(labelled: Sequence[Example], count: int = UNRELATED_PAIRS) -> list[Example]:
+    """Memories of two different labelled pairs, of one kind (preference, or fact and decision),
+    paired up: about different things, so both stand, whoever saved them. A small store's nearest
+    neighbours are such memories, and nothing else teaches the model that sharing nothing is no
+    disagreement."""
+    rng = random.Random(UNRELATED_SEED)
+    pool = [e for e in labelled if not e.source.startswith("lists/")]
+    out: list[Example] = []
+    while len(out) < count:
+        a, b = rng.sample(pool, 2)
+        if a.preference is not b.preference or {a.old, a.new} & {b.old, b.new}:
+            continue
+        out.append(Example(a.old, b.new, False, "unrelated", a.preference, len(out) % 2 == 0))
     return out
 
 
@@ -244,6 +265,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     embedder = FastEmbedEmbedder(model_dir=resolve_model_dir(args.model_dir), allow_download=False)
     embedder.load()
     labelled = labelled_examples()
+    labelled += unrelated_examples(labelled)
     vectors = np.asarray(embedder.embed([t for e in labelled for t in (e.old, e.new)]))
     sims = [float(vectors[2 * i] @ vectors[2 * i + 1]) for i in range(len(labelled))]
     pairs = list(zip(labelled, sims, strict=True)) + locomo_examples(embedder, args.data)

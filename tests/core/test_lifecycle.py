@@ -304,3 +304,37 @@ def test_a_memory_in_many_conflicts_lists_two_in_recall_and_the_block_keeps_its_
     # The warnings count against the preference budget: not every preference fits 300 tokens.
     assert 0 < len(result.preferences) < len(ways)
     assert estimate_tokens(result.text) <= budgets.total
+
+
+#: What two assistants learn about one person in the first days: about different things, each true
+#: beside every other. In a store this small every memory is every other's nearest neighbour.
+FIRST_DAYS = [
+    ("preference", "I always want a window seat when I fly."),
+    ("preference", "Prefers answers in British English."),
+    ("preference", "Likes reading about birdwatching in the evening."),
+    ("preference", "Wants code examples in Python unless asked otherwise."),
+    ("preference", "Prefers a short summary before the details."),
+    ("preference", "Enjoys cooking Thai food at the weekend."),
+    ("preference", "Likes meetings after 10 am."),
+    ("preference", "Prefers metric units."),
+    ("fact", "Has a sister called Ruth who lives in Glasgow."),
+    ("fact", "Works as a nurse at St Mary's hospital."),
+    ("fact", "Drives a blue Skoda Fabia."),
+    ("fact", "Is learning to play the cello."),
+    ("fact", "Has two cats, Miso and Tofu."),
+    ("fact", "Runs a half marathon every spring."),
+    ("fact", "Is allergic to penicillin."),
+    ("fact", "Bought a flat in Leith last year."),
+]
+
+
+def test_unrelated_memories_from_two_assistants_raise_no_conflict_and_retire_nothing(
+    svc: MemoryService,
+) -> None:
+    ids = [
+        svc.save(text, type=mtype, platform=("claude", "chatgpt")[i % 2]).id
+        for i, (mtype, text) in enumerate(FIRST_DAYS)
+    ]
+    svc.drain()
+    assert [svc.get(i).status for i in ids] == [MemoryStatus.ACTIVE] * len(ids)
+    assert [(c.memory_a.content, c.memory_b.content) for c in svc.conflicts()] == []

@@ -212,6 +212,9 @@ def test_the_shipped_model_round_trips_through_its_file() -> None:
         ("Bank: Corran Mutual.", "Bank: Lyle Street Credit Union.", True),
         ("Bank: Corran Mutual.", "Bank: Corran Mutual", False),
         ("Bank: Corran Mutual.", "Gym: PulseFit.", False),
+        # A field of many values ("extensions", "languages") gains one; "Address", "Status" hold one.
+        ("extensions: Ruff", "extensions: Error Lens", False),
+        ("Status: on leave", "Status: back at work", True),
         # Lines of dialogue are no fields.
         ("Jon: Thanks!", "Jon: Bye!", False),
         ("Maria: Me too. Talk to you soon.", "Maria: Me too. Talk to you later.", False),

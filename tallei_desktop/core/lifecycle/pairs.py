@@ -200,7 +200,11 @@ def _field(text: str) -> tuple[str, str] | None:
     value = text[found.end() :].strip().removesuffix(".")
     if not value or re.search(r"[.!?;]\s|[!?]", value) or len(value.split()) > _FIELD_VALUE_WORDS:
         return None
-    return found.group(1).casefold().strip(), value.casefold()
+    label = found.group(1).casefold().strip()
+    if label.endswith("s") and not label.endswith(("ss", "us")):
+        # "Extensions: Ruff", "Languages: Dutch": a field of many values; one more adds to it.
+        return None
+    return label, value.casefold()
 
 
 def _identity_claim(text: str) -> bool:

@@ -225,6 +225,12 @@ _OPENERS = frozenset(
 )
 
 
+#: A label a memory starts with ("Caroline: …", "[8 May] Ana: …", "Bank: …").
+_LABEL = re.compile(r"^\s*(?:\[[^\]]*\]\s*)?([^:\n]{1,40}):\s")
+#: Openers that are no verb: "The Berlin office …", "Our Kofi …" keep a name in second place.
+_DETERMINERS = frozenset(
+    "user users their his her my our the a an this that these those every each some no not".split()
+)
 #: Where a sentence ends and the next one's capital says nothing.
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+")
 #: "I" is capitalised and names nobody else.
@@ -257,10 +263,6 @@ def _opens_with_a_name(tokens: list[str]) -> bool:
         return False
     return not tokens[1][:1].isupper() and _verb_like(tokens[1].casefold())
 
-
-_LABEL = re.compile(r"^\s*(?:\[[^\]]*\]\s*)?([^:\n]{1,40}):\s")
-#: Openers that are no verb: "The Berlin office …", "Our Kofi …" keep a name in second place.
-_DETERMINERS = frozenset("user users their his her my our the a an this that these those every each some no not".split())
 
 #: Nouns a number after which names one of many ("room 204", "item 3", "number 24").
 _NUMBERED = frozenset(
@@ -316,8 +318,6 @@ _VERB_NEXT = frozenset("is was are were has had have will can could would should
 def _verb_like(token: str) -> bool:
     """A word that reads as the verb after a name: "is", "has", "will", a third-person "works"."""
     return token in _VERB_NEXT or (len(token) > 3 and token.endswith("s") and not token.endswith("ss"))
-
-
 
 
 @lru_cache(maxsize=_TEXTS_CACHED)

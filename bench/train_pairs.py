@@ -278,7 +278,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     held_apart = np.zeros(len(pairs))
     for fold in range(FOLDS):
         test = order[fold::FOLDS]
-        train = [i for i in order if i not in set(test)]
+        apart = set(test)
+        train = [i for i in order if i not in apart]
         held_apart[test] = probabilities(fit(x[train], y[train]), x[test])
     one = np.array([e.same_platform for e, _ in pairs])
     # Each threshold is chosen on the pairs it rules on: supersede on one assistant's pairs (updates,

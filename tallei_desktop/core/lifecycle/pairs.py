@@ -214,12 +214,15 @@ def _identity_claim(text: str) -> bool:
 
 #: Words memories open with in the short third-person style ("Prefers …", "Works as …"): a
 #: capitalised first word among these is no name.
-_OPENERS = frozenset(
+#: Openers that are no verb: "The Berlin office …", "Our Kofi …" keep a name in second place.
+_DETERMINERS = frozenset(
+    "user users their his her my our the a an this that these those every each some no not".split()
+)
+_OPENERS = _DETERMINERS | frozenset(
     """
     prefers likes loves enjoys wants works lives has had is was uses used drinks eats speaks hates needs
     plays runs owns drives reads writes watches keeps takes goes makes gets knows thinks lost visited
     grew spent studied teaches manages leads avoids never always only often usually rarely still also
-    user users their his her my our the a an this that these those every each some no not
     now actually currently recently lately just since from then today
     """.split()
 )
@@ -227,10 +230,6 @@ _OPENERS = frozenset(
 
 #: A label a memory starts with ("Caroline: …", "[8 May] Ana: …", "Bank: …").
 _LABEL = re.compile(r"^\s*(?:\[[^\]]*\]\s*)?([^:\n]{1,40}):\s")
-#: Openers that are no verb: "The Berlin office …", "Our Kofi …" keep a name in second place.
-_DETERMINERS = frozenset(
-    "user users their his her my our the a an this that these those every each some no not".split()
-)
 #: Where a sentence ends and the next one's capital says nothing.
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+")
 #: "I" is capitalised and names nobody else.

@@ -33,9 +33,14 @@ TRAINING_SETS = (
     DATA / "pair_train_more.tsv",
     DATA / "pair_train_seen.tsv",
     DATA / "pair_train_seen2.tsv",
+    DATA / "pair_train_seen3.tsv",
+    DATA / "pair_train_updates.tsv",
+    DATA / "pair_train_conflicts.tsv",
     DATA / "pair_train_lists.tsv",
     DATA / "pair_train_seen_lists.tsv",
     DATA / "pair_train_seen2_lists.tsv",
+    DATA / "pair_train_seen3_lists.tsv",
+    DATA / "pair_train_conflicts_lists.tsv",
     DATA / "classify_labelled.tsv",
     DATA / "classify_train.tsv",
     DATA / "classify_heldout.tsv",
@@ -59,11 +64,16 @@ PAIR_TRAIN_FILES = (
     DATA / "pair_train_more.tsv",
     DATA / "pair_train_seen.tsv",
     DATA / "pair_train_seen2.tsv",
+    DATA / "pair_train_seen3.tsv",
+    DATA / "pair_train_updates.tsv",
+    DATA / "pair_train_conflicts.tsv",
 )
 PAIR_TRAIN_LIST_FILES = (
     PAIR_TRAIN_LISTS,
     DATA / "pair_train_seen_lists.tsv",
     DATA / "pair_train_seen2_lists.tsv",
+    DATA / "pair_train_seen3_lists.tsv",
+    DATA / "pair_train_conflicts_lists.tsv",
 )
 
 MIN_PAIRS = 150

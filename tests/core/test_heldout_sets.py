@@ -36,6 +36,7 @@ TRAINING_SETS = (
     DATA / "pair_train_seen3.tsv",
     DATA / "pair_train_updates.tsv",
     DATA / "pair_train_conflicts.tsv",
+    DATA / "pair_train_unrelated.tsv",
     DATA / "pair_train_lists.tsv",
     DATA / "pair_train_seen_lists.tsv",
     DATA / "pair_train_seen2_lists.tsv",
@@ -58,6 +59,8 @@ KINDS = {
 TRAINING_KINDS = {**KINDS, "compatible": ("same-shape", "additive", "unrelated")}
 PAIR_TRAIN = DATA / "pair_train.tsv"
 PAIR_TRAIN_LISTS = DATA / "pair_train_lists.tsv"
+#: Memories of two different training pairs, paired up: about different things.
+UNRELATED_PAIRS = DATA / "pair_train_unrelated.tsv"
 #: Every training file of pairs (all in the format above, with ``TRAINING_KINDS``) and of lists.
 PAIR_TRAIN_FILES = (
     PAIR_TRAIN,
@@ -67,6 +70,7 @@ PAIR_TRAIN_FILES = (
     DATA / "pair_train_seen3.tsv",
     DATA / "pair_train_updates.tsv",
     DATA / "pair_train_conflicts.tsv",
+    UNRELATED_PAIRS,
 )
 PAIR_TRAIN_LIST_FILES = (
     PAIR_TRAIN_LISTS,

@@ -241,7 +241,22 @@ def test_another_value_of_one_field_says_it_replaces(old: str, new: str, changed
         ("Age: 34.", "Age: 35.", False),
         ("Salary is 52,000 a year.", "Got a raise; salary is now 58,000 a year.", False),
         ("I'm employed by Deloitte.", "I just started a new job at PwC.", False),
+        # An instruction's verb opens it ("Use …"): what follows is the value, not whom.
+        ("Use Redis for the job queue.", "Use RabbitMQ for the job queue.", False),
+        # A number alone is a value, never a subject; a numbered name still is one.
+        ("phone 0478 221 903", "phone 0492 660 175", False),
+        ("Room 204 has a projector.", "Room 311 has a projector.", True),
     ],
 )
 def test_what_a_memory_is_about(old: str, new: str, differ: bool) -> None:
     assert subjects_differ(old, new) is differ
+
+
+def test_lines_of_dialogue_and_changed_fields_are_features_of_their_own() -> None:
+    index = {name: i for i, name in enumerate(FEATURES)}
+    spoken = pair_features("Tim: Thanks!", "Tim: Way to go!", 0.7, preference=False)
+    field = pair_features("Job title: Product Designer.", "Job title: Design Lead.", 0.85, preference=False)
+    stated = pair_features("Lives in Leeds.", "Lives in York.", 0.7, preference=False)
+    assert spoken[index["dialogue"]] == 1.0 and field[index["dialogue"]] == 0.0
+    assert field[index["field_value_changed"]] == 1.0
+    assert stated[index["dialogue"]] == stated[index["field_value_changed"]] == 0.0

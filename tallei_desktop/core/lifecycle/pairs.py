@@ -48,7 +48,7 @@ __all__ = [
 ]
 
 #: Bumped whenever :func:`pair_features` changes, so weights trained on other features are refused.
-FEATURE_VERSION = 3
+FEATURE_VERSION = 4
 WEIGHTS_FILE = "pair_model.json"
 
 FEATURES: tuple[str, ...] = (
@@ -81,6 +81,8 @@ FEATURES: tuple[str, ...] = (
     "many_values_frame",
     "label_differs",
     "subject_differs",
+    "dialogue",
+    "field_value_changed",
 )
 
 #: Each reading of a text is kept for the next pair it is part of (see text.py).
@@ -207,13 +209,19 @@ def _field(text: str) -> tuple[str, str] | None:
     return label, value.casefold()
 
 
+def _dialogue(text: str) -> bool:
+    """A line someone said ("Tim: Thanks!", "[8 May] Ana: See you soon."): a record of words spoken,
+    not a state that holds one value at a time; a field ("Bank: Monzo") is no dialogue."""
+    return _label(text) is not None and _field(text) is None
+
+
 def _identity_claim(text: str) -> bool:
     """A short statement of what someone is: "Is a vegan.", "I'm left-handed"."""
     return len(_words(text)) <= 6 and bool(_IDENTITY.match(text.strip()))
 
 
-#: Words memories open with in the short third-person style ("Prefers …", "Works as …"): a
-#: capitalised first word among these is no name.
+#: Words memories open with in the short third-person style ("Prefers …", "Works as …") or as an
+#: instruction ("Use Vitest …", "Call her Kat"): a capitalised first word among these is no name.
 #: Openers that are no verb: "The Berlin office …", "Our Kofi …" keep a name in second place.
 _DETERMINERS = frozenset(
     "user users their his her my our the a an this that these those every each some no not".split()
@@ -224,6 +232,9 @@ _OPENERS = _DETERMINERS | frozenset(
     plays runs owns drives reads writes watches keeps takes goes makes gets knows thinks lost visited
     grew spent studied teaches manages leads avoids never always only often usually rarely still also
     now actually currently recently lately just since from then today
+    use prefer like love enjoy want work live have drink eat speak need play run own drive read write
+    watch keep take go make get know avoid call put add show give format reply answer suggest explain
+    include default skip stop start try
     """.split()
 )
 
@@ -263,6 +274,8 @@ def _opens_with_a_name(tokens: list[str]) -> bool:
     return not tokens[1][:1].isupper() and _verb_like(tokens[1].casefold())
 
 
+#: A number alone ("0478", "3.12", "12/10"): a value, never whom a memory is about.
+_NUMBER_ONLY = re.compile(r"[\d.,:/+-]+")
 #: Nouns a number after which names one of many ("room 204", "item 3", "number 24").
 _NUMBERED = frozenset(
     "number no no. item room plot project server host node step chapter part ticket issue flat unit "
@@ -306,6 +319,9 @@ def _subject(text: str) -> str | None:
     after_verb = bool(tokens) and tokens[0] in _OPENERS and tokens[0] not in _DETERMINERS
     for i, token in enumerate(tokens):
         owner = token.endswith("'s")
+        if _NUMBER_ONLY.fullmatch(token):
+            # "phone 0478 221 903": a number is a value, never whom a memory is about.
+            continue
         if token in names and (owner or i == 0 or (i == 1 and not after_verb)):
             return token.removesuffix("'s")
     return None
@@ -393,6 +409,8 @@ def pair_features(old: str, new: str, similarity: float, *, preference: bool) ->
         float(bool(shared_raw & _MANY_VALUES)),
         float(_label(old) is not None and _label(new) is not None and _label(old) != _label(new)),
         float(subjects_differ(old, new)),
+        float(_dialogue(old) and _dialogue(new)),
+        float(field_value_changed(old, new)),
     ]
 
 

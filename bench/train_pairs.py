@@ -236,9 +236,7 @@ def lowest_threshold(p: np.ndarray, y: np.ndarray, precision: float) -> float:
     return best
 
 
-def thresholds(
-    p: np.ndarray, y: np.ndarray, one: np.ndarray, background: np.ndarray
-) -> tuple[float, float]:
+def thresholds(p: np.ndarray, y: np.ndarray, one: np.ndarray, background: np.ndarray) -> tuple[float, float]:
     """(conflict_at, supersede_at), each chosen on the pairs it rules on: conflicts on two
     assistants' pairs, supersede on one assistant's. Each is the lowest probability at which the
     written pairs' flags reach their precision (CONFLICT_PRECISION, SUPERSEDE_PRECISION) and at most

@@ -14,6 +14,7 @@ from tallei_desktop.core.lifecycle.pairs import (
     Network,
     PairModel,
     field_value_changed,
+    is_dialogue,
     load_pair_model,
     pair_features,
     subjects_differ,
@@ -246,6 +247,8 @@ def test_another_value_of_one_field_says_it_replaces(old: str, new: str, changed
         # A number alone is a value, never a subject; a numbered name still is one.
         ("phone 0478 221 903", "phone 0492 660 175", False),
         ("Room 204 has a projector.", "Room 311 has a projector.", True),
+        # Numbered labels name two things (a label's numeric value, "Age: 34", names none: above).
+        ("Fact 3: the codename 3 relates to gardening", "Fact 7: the codename 7 relates to baking", True),
     ],
 )
 def test_what_a_memory_is_about(old: str, new: str, differ: bool) -> None:
@@ -260,3 +263,37 @@ def test_lines_of_dialogue_and_changed_fields_are_features_of_their_own() -> Non
     assert spoken[index["dialogue"]] == 1.0 and field[index["dialogue"]] == 0.0
     assert field[index["field_value_changed"]] == 1.0
     assert stated[index["dialogue"]] == stated[index["field_value_changed"]] == 0.0
+
+
+@pytest.mark.parametrize(
+    ("text", "spoken"),
+    [
+        ("Tim: Thanks!", True),
+        ("[2 August 2023] John: Congratulations!", True),
+        ("Maria: Me too. Talk to you soon.", True),
+        # One name speaking a whole sentence.
+        ("John: The Wolves are my team for sure.", True),
+        # Fields: a label of two words, a short value, a lowercase value, a value of many.
+        ("Job title: Design Lead at Lumen Health.", False),
+        ("Bank: Corran Mutual.", False),
+        ("Status: on leave", False),
+        ("Allergies: peanuts, shellfish", False),
+        ("Lives in Leeds.", False),
+    ],
+)
+def test_what_reads_as_a_line_of_dialogue(text: str, spoken: bool) -> None:
+    assert is_dialogue(text) is spoken
+
+
+def test_a_line_of_dialogue_never_retires_another() -> None:
+    """Words said at two times both stand, however sure the model is (the dates differ, so the
+    lines would otherwise say they replace)."""
+    case = Case(
+        _new("[2 January 2024] Tim: That app is great."),
+        (_old("[2 October 2023] Tim: Wow, what a week.", 0.8),),
+        True,
+    )
+    assert decide(case, SURE).superseded == ()
+    # The same two texts as fields of one label would replace: the guard is the dialogue, not the label.
+    field = Case(_new("Tim: app"), (_old("Tim: week", 0.8),), True)
+    assert [c.id for c in decide(field, SURE).superseded] == ["o1"]

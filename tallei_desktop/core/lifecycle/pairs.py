@@ -43,6 +43,7 @@ __all__ = [
     "FEATURES",
     "FEATURE_VERSION",
     "PairModel",
+    "is_dialogue",
     "load_pair_model",
     "pair_features",
 ]
@@ -197,10 +198,10 @@ _FIELD_VALUE_WORDS = 8
 @lru_cache(maxsize=_TEXTS_CACHED)
 def _field(text: str) -> tuple[str, str] | None:
     found = _LABEL.match(text)
-    if found is None:
+    if found is None or is_dialogue(text):
         return None
     value = text[found.end() :].strip().removesuffix(".")
-    if not value or re.search(r"[.!?;]\s|[!?]", value) or len(value.split()) > _FIELD_VALUE_WORDS:
+    if not value or len(value.split()) > _FIELD_VALUE_WORDS:
         return None
     label = found.group(1).casefold().strip()
     if label.endswith("s") and not label.endswith(("ss", "us")):
@@ -209,10 +210,32 @@ def _field(text: str) -> tuple[str, str] | None:
     return label, value.casefold()
 
 
-def _dialogue(text: str) -> bool:
-    """A line someone said ("Tim: Thanks!", "[8 May] Ana: See you soon."): a record of words spoken,
-    not a state that holds one value at a time; a field ("Bank: Monzo") is no dialogue."""
-    return _label(text) is not None and _field(text) is None
+@lru_cache(maxsize=_TEXTS_CACHED)
+def is_dialogue(text: str) -> bool:
+    """A line someone said ("Tim: Thanks!", "[8 May] Ana: See you soon.", "John: The Wolves are my
+    team for sure."): a record of words spoken at one time, not a state that holds one value, so it
+    neither replaces nor is replaced by another line. It exclaims, asks or runs past one sentence;
+    or one name speaks, with a date before it or in a whole sentence (a capital, three words or
+    more with one of ``_SPOKEN``, a full stop). A field ("Bank: Lyle Street Credit Union.", "Job
+    title: Design Lead", "Status: on leave") does none of these."""
+    found = _LABEL.match(text)
+    if found is None:
+        return False
+    value = text[found.end() :].strip()
+    if re.search(r"[.!?;]\s|[!?]", value):
+        return True
+    speaker = found.group(1).strip()
+    if not (speaker[:1].isupper() and " " not in speaker):
+        return False
+    if text.lstrip().startswith("["):
+        # "[2 August 2023] John: …": a dated line of a transcript.
+        return True
+    words = set(_words(value))
+    return value[:1].isupper() and value.endswith(".") and len(words) >= 3 and bool(words & _SPOKEN)
+
+
+#: Words a spoken sentence has and a field's value ("Lyle Street Credit Union") does not.
+_SPOKEN = frozenset("i i'm i've i'd my me we our you your it it's is are was were that's this so".split())
 
 
 def _identity_claim(text: str) -> bool:
@@ -285,10 +308,14 @@ _NUMBERED = frozenset(
 
 @lru_cache(maxsize=_TEXTS_CACHED)
 def _identifier(text: str) -> str | None:
-    """A numbered name near the start ("Project 4 …", "Room 204 has …", "Note number 24 about …")."""
-    if _LABEL.match(text):
-        # "Age: 34", "Phone number: 0612…": a label and its value, not a numbered name.
-        return None
+    """A numbered name near the start ("Project 4 …", "Room 204 has …", "Note number 24 about …"),
+    or a numbered label ("Fact 3: …", "Ticket 812: …")."""
+    label = _LABEL.match(text)
+    if label:
+        # "Age: 34", "Phone number: 0612…": a label and its value; the label's own number names it.
+        words = label.group(1).split()
+        numbered = len(words) == 2 and any(ch.isdigit() for ch in words[1])
+        return " ".join(words).casefold() if numbered else None
     tokens = re.findall(r"\w[\w'.-]*", text)[:4]
     for i in range(1, len(tokens)):
         token, before = tokens[i], tokens[i - 1]
@@ -409,7 +436,7 @@ def pair_features(old: str, new: str, similarity: float, *, preference: bool) ->
         float(bool(shared_raw & _MANY_VALUES)),
         float(_label(old) is not None and _label(new) is not None and _label(old) != _label(new)),
         float(subjects_differ(old, new)),
-        float(_dialogue(old) and _dialogue(new)),
+        float(is_dialogue(old) and is_dialogue(new)),
         float(field_value_changed(old, new)),
     ]
 

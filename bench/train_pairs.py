@@ -19,7 +19,10 @@ Training pairs, all from the development side (the held-out sets are never read 
   fact or decision with its nearest earlier turn of that type in the same conversation, at
   similarity 0.5 or more, labelled compatible, in each format the benchmarks save turns in (plain,
   dated, one memory per sentence). A conversation's turns are what a store mostly holds, and none
-  of them may retire another.
+  of them may retire another;
+* alike records of the benchmark corpus (``bench/corpus.py``, from a seed of their own, never the
+  engine benchmark's): each with its nearest earlier one of its type from the same assistant,
+  labelled compatible: records made from one template about other projects, people and teams.
 
 The label is "incompatible" (update or conflict) against "compatible". Five small networks (32
 rectified units, a logistic output), each from its own seeded start by full-batch Adam with a
@@ -27,9 +30,9 @@ squared-weight penalty, averaged. The thresholds come from five-fold cross-valid
 first, each on the pairs it rules on (two assistants' pairs for ``conflict_at``, one assistant's
 for ``supersede_at``): the lowest probability at which the written pairs' flags are at least 0.90
 precise (0.97 to supersede, and never below ``conflict_at``) and which at most 1 % of the
-background pairs (the unrelated pairs and the conversation turns) reach. Prints the
-cross-validated figures per source; ``--check`` compares with the shipped file instead of writing
-it and exits 1 if they differ.
+background pairs (the unrelated pairs, the conversation turns and the corpus records) reach.
+Prints the cross-validated figures per source; ``--check`` compares with the shipped file instead
+of writing it and exits 1 if they differ.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ import random
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 
 import numpy as np
@@ -52,6 +56,7 @@ if str(BENCH_DIR) not in sys.path:
     sys.path.insert(0, str(BENCH_DIR))
 
 from common import resolve_model_dir, say  # noqa: E402
+from corpus import Corpus  # noqa: E402
 from locomo import load_conversations, memory_texts  # noqa: E402
 
 from tallei_desktop.core.classify import classify  # noqa: E402
@@ -92,6 +97,11 @@ LOCOMO_PER_FORMAT = 500
 #: threshold: a false alarm on what a store mostly holds.
 FALSE_ALARMS = 0.01
 LOCOMO_SEED = 20261202
+#: Memories of the benchmark corpus (bench/corpus.py) from a seed of their own (the engine benchmark's
+#: store is never trained on), and how many of their alike pairs join, per kind of memory.
+CORPUS_SEED = 20261204
+CORPUS_MEMORIES = 4000
+CORPUS_PAIRS = 500
 
 
 @dataclass(frozen=True, slots=True)
@@ -176,6 +186,36 @@ def locomo_examples(embedder: FastEmbedEmbedder, data: Path) -> list[tuple[Examp
     for pairs in by_format.values():
         out += rng.sample(pairs, min(len(pairs), LOCOMO_PER_FORMAT))
     return out
+
+
+def corpus_examples(embedder: FastEmbedEmbedder) -> list[tuple[Example, float]]:
+    """Each memory of the benchmark corpus with its nearest earlier one of the same type from the
+    same assistant, when alike enough: records made from the same templates about other projects,
+    people, teams and clients ("Our production cluster for Lumen runs 31 nodes …" / "… for Eclipse
+    runs 12 nodes …"), saved independently, so both stand. They join as background pairs, like the
+    conversation turns."""
+    memories = [
+        m
+        for m in Corpus(CORPUS_SEED, datetime(2026, 12, 1, tzinfo=UTC)).memories(CORPUS_MEMORIES)
+        if MemoryType(m.type) in JUDGED_TYPES
+    ]
+    vectors = np.asarray(embedder.embed([m.content for m in memories]))
+    out: list[tuple[Example, float]] = []
+    for i in range(1, len(memories)):
+        same = [
+            j
+            for j in range(i)
+            if memories[j].type == memories[i].type and memories[j].platform == memories[i].platform
+        ]
+        if not same:
+            continue
+        sims = vectors[same] @ vectors[i]
+        k = int(np.argmax(sims))
+        old, new = memories[same[k]].content, memories[i].content
+        if sims[k] >= LOCOMO_MIN_SIMILARITY and not is_duplicate(new, old, float(sims[k])):
+            preference = memories[i].type == MemoryType.PREFERENCE.value
+            out.append((Example(old, new, False, "corpus", preference, True, True), float(sims[k])))
+    return random.Random(CORPUS_SEED).sample(out, min(len(out), CORPUS_PAIRS))
 
 
 def fit_network(x: np.ndarray, y: np.ndarray, seed: int) -> Network:
@@ -289,6 +329,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     vectors = np.asarray(embedder.embed([t for e in labelled for t in (e.old, e.new)]))
     sims = [float(vectors[2 * i] @ vectors[2 * i + 1]) for i in range(len(labelled))]
     pairs = list(zip(labelled, sims, strict=True)) + locomo_examples(embedder, args.data)
+    pairs += corpus_examples(embedder)
     x = np.array([pair_features(e.old, e.new, s, preference=e.preference) for e, s in pairs])
     y = np.array([float(e.incompatible) for e, _ in pairs])
     say(f"{len(pairs)} pairs: {int(y.sum())} incompatible, {int(len(y) - y.sum())} compatible")

@@ -338,3 +338,29 @@ def test_unrelated_memories_from_two_assistants_raise_no_conflict_and_retire_not
     svc.drain()
     assert [svc.get(i).status for i in ids] == [MemoryStatus.ACTIVE] * len(ids)
     assert [(c.memory_a.content, c.memory_b.content) for c in svc.conflicts()] == []
+
+
+#: Records one assistant keeps about several projects, teams and people, each in the same words
+#: but about another one: none replaces another.
+RECORDS_OF_ONE_SHAPE = (
+    "Our production cluster for Lumen runs 31 nodes in Render ap-south-1.",
+    "Our production cluster for Eclipse runs 12 nodes in Render ca-central-1.",
+    "Settled on 2-week sprints for the data team starting in March.",
+    "Settled on 3-week sprints for the mobile team starting in October.",
+    "My partner Priya works as a developer advocate at Juno Travel and commutes to Lyon on Fridays.",
+    "My colleague Anya works as a data scientist at Hearth Insurance and commutes to Lyon on Mondays.",
+    "We opted for Obsidian over Confluence for note taking across all data repositories.",
+    "We opted for Grafana over Datadog for dashboards across all platform repositories.",
+)
+
+
+def test_records_of_one_shape_about_other_things_retire_nothing(svc: MemoryService) -> None:
+    ids = [
+        svc.save(
+            text, type="decision" if text.startswith(("Settled", "We opted")) else "fact", platform="claude"
+        ).id
+        for text in RECORDS_OF_ONE_SHAPE
+    ]
+    svc.drain()
+    retired = [svc.get(i).content for i in ids if svc.get(i).status is not MemoryStatus.ACTIVE]
+    assert retired == []

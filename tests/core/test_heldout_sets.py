@@ -26,26 +26,6 @@ from tallei_desktop.core.models import MemoryType
 DATA = Path(__file__).parent / "data"
 HELDOUT_PAIRS = DATA / "heldout_pairs.tsv"
 HELDOUT_LISTS = DATA / "heldout_lists.tsv"
-#: The training and development sets: no held-out sentence may appear in them.
-TRAINING_SETS = (
-    DATA / "conflict_pairs.tsv",
-    DATA / "pair_train.tsv",
-    DATA / "pair_train_more.tsv",
-    DATA / "pair_train_seen.tsv",
-    DATA / "pair_train_seen2.tsv",
-    DATA / "pair_train_seen3.tsv",
-    DATA / "pair_train_updates.tsv",
-    DATA / "pair_train_conflicts.tsv",
-    DATA / "pair_train_unrelated.tsv",
-    DATA / "pair_train_lists.tsv",
-    DATA / "pair_train_seen_lists.tsv",
-    DATA / "pair_train_seen2_lists.tsv",
-    DATA / "pair_train_seen3_lists.tsv",
-    DATA / "pair_train_conflicts_lists.tsv",
-    DATA / "classify_labelled.tsv",
-    DATA / "classify_train.tsv",
-    DATA / "classify_heldout.tsv",
-)
 PAIRS_HEADER = ("label", "kind", "type_a", "platform_a", "first", "type_b", "platform_b", "second")
 LISTS_HEADER = ("list", "type", "platform", "memory")
 #: The kinds each label allows.
@@ -78,6 +58,15 @@ PAIR_TRAIN_LIST_FILES = (
     DATA / "pair_train_seen2_lists.tsv",
     DATA / "pair_train_seen3_lists.tsv",
     DATA / "pair_train_conflicts_lists.tsv",
+)
+#: The training and development sets: no held-out sentence may appear in them.
+TRAINING_SETS = (
+    DATA / "conflict_pairs.tsv",
+    *PAIR_TRAIN_FILES,
+    *PAIR_TRAIN_LIST_FILES,
+    DATA / "classify_labelled.tsv",
+    DATA / "classify_train.tsv",
+    DATA / "classify_heldout.tsv",
 )
 
 MIN_PAIRS = 150

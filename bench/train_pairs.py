@@ -69,7 +69,7 @@ from tests.core.test_heldout_sets import (  # noqa: E402
     PAIR_TRAIN_FILES,
     PAIR_TRAIN_LIST_FILES,
     TRAINING_KINDS,
-    UNRELATED_PAIRS,
+    UNRELATED_PAIR_FILES,
     load_heldout_lists,
     load_heldout_pairs,
 )
@@ -147,7 +147,7 @@ def labelled_examples() -> list[Example]:
             f"{path.stem}/{p.label}",
             p.type_a is MemoryType.PREFERENCE,
             not p.cross_platform,
-            path == UNRELATED_PAIRS,
+            path in UNRELATED_PAIR_FILES,
         )
         for path in PAIR_TRAIN_FILES
         for p in load_heldout_pairs(path, TRAINING_KINDS)

@@ -39,8 +39,8 @@ KINDS = {
 TRAINING_KINDS = {**KINDS, "compatible": ("same-shape", "additive", "unrelated")}
 PAIR_TRAIN = DATA / "pair_train.tsv"
 PAIR_TRAIN_LISTS = DATA / "pair_train_lists.tsv"
-#: Memories of two different training pairs, paired up: about different things.
-UNRELATED_PAIRS = DATA / "pair_train_unrelated.tsv"
+#: Pairs about different things, drawn at random and read once: background pairs for the training.
+UNRELATED_PAIR_FILES = (DATA / "pair_train_unrelated.tsv", DATA / "pair_train_unrelated_ruling_out.tsv")
 #: Every training file of pairs (all in the format above, with ``TRAINING_KINDS``) and of lists.
 PAIR_TRAIN_FILES = (
     PAIR_TRAIN,
@@ -48,15 +48,17 @@ PAIR_TRAIN_FILES = (
     DATA / "pair_train_seen.tsv",
     DATA / "pair_train_seen2.tsv",
     DATA / "pair_train_seen3.tsv",
+    DATA / "pair_train_seen4.tsv",
     DATA / "pair_train_updates.tsv",
     DATA / "pair_train_conflicts.tsv",
-    UNRELATED_PAIRS,
+    *UNRELATED_PAIR_FILES,
 )
 PAIR_TRAIN_LIST_FILES = (
     PAIR_TRAIN_LISTS,
     DATA / "pair_train_seen_lists.tsv",
     DATA / "pair_train_seen2_lists.tsv",
     DATA / "pair_train_seen3_lists.tsv",
+    DATA / "pair_train_seen4_lists.tsv",
     DATA / "pair_train_conflicts_lists.tsv",
 )
 #: The training and development sets: no held-out sentence may appear in them.

@@ -30,6 +30,12 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from tallei_desktop.core.lifecycle.kinds import (
+    case_of_excluded,
+    kind_swapped,
+    opposite_named,
+    ruled_out_by_definition,
+)
 from tallei_desktop.core.lifecycle.text import (
     claims_differ,
     content_sequence,
@@ -49,7 +55,7 @@ __all__ = [
 ]
 
 #: Bumped whenever :func:`pair_features` changes, so weights trained on other features are refused.
-FEATURE_VERSION = 4
+FEATURE_VERSION = 5
 WEIGHTS_FILE = "pair_model.json"
 
 FEATURES: tuple[str, ...] = (
@@ -84,6 +90,10 @@ FEATURES: tuple[str, ...] = (
     "subject_differs",
     "dialogue",
     "field_value_changed",
+    "kind_swapped",
+    "case_of_excluded",
+    "ruled_out_by_definition",
+    "opposite_named",
 )
 
 #: Each reading of a text is kept for the next pair it is part of (see text.py).
@@ -131,6 +141,13 @@ _MANY_VALUES = frozenset(
     well both owns own collects reads watches knows fluent member
     """.split()
 )
+#: Words with which a memory rules something out for the person, besides :data:`_EXCLUSION`.
+_RULING_OUT = (
+    frozenset(
+        "avoid avoids avoiding allergic allergy intolerant intolerance free hates hate dislikes dislike quit".split()
+    )
+    | _EXCLUSION
+)
 #: A state claimed about the person ("is vegan", "I'm single", "am an only child").
 _IDENTITY = re.compile(r"^(?:(?:the )?user |she |he |they |i )?(?:is|am|are|i'm|'m)\b", re.I)
 
@@ -143,6 +160,22 @@ def _words(text: str) -> tuple[str, ...]:
 def _has_any(text: str, words: frozenset[str], phrases: tuple[str, ...]) -> bool:
     low = " ".join(_words(text))
     return any(w in words for w in low.split()) or any(p in low for p in phrases)
+
+
+@lru_cache(maxsize=_TEXTS_CACHED)
+def _ruled_out_part(text: str) -> str | None:
+    """The words after the first that rules something out ("never drinks alcohol" → "drinks
+    alcohol", "allergic to nuts" → "to nuts"), or None when nothing is ruled out."""
+    words = _words(text)
+    for i, word in enumerate(words):
+        if word in _RULING_OUT or word.endswith("n't"):
+            return " ".join(words[i + 1 :])
+    folded = " ".join(words)
+    for phrase in _EXCLUSION_PHRASES:
+        at = folded.find(phrase)
+        if at >= 0:
+            return folded[at + len(phrase) :]
+    return None
 
 
 def update_cue(old: str, new: str) -> bool:
@@ -406,6 +439,13 @@ def pair_features(old: str, new: str, similarity: float, *, preference: bool) ->
     alike = max(0.0, similarity - 0.4)
     shared_raw = set(_words(old)) & set(_words(new))
     cue_new = update_cue(old, new)
+    ruled_out_old, ruled_out_new = _ruled_out_part(old), _ruled_out_part(new)
+    excluded_case = (
+        ruled_out_old is not None and ruled_out_new is None and case_of_excluded(ruled_out_old, old, new)
+    ) or (ruled_out_new is not None and ruled_out_old is None and case_of_excluded(ruled_out_new, new, old))
+    by_definition = (ruled_out_new is None and ruled_out_by_definition(old, new)) or (
+        ruled_out_old is None and ruled_out_by_definition(new, old)
+    )
     return [
         1.0,
         similarity,
@@ -438,6 +478,10 @@ def pair_features(old: str, new: str, similarity: float, *, preference: bool) ->
         float(subjects_differ(old, new)),
         float(is_dialogue(old) and is_dialogue(new)),
         float(field_value_changed(old, new)),
+        kind_swapped(old, new),
+        float(excluded_case),
+        float(by_definition),
+        float(opposite_named(old, new)),
     ]
 
 

@@ -14,6 +14,8 @@ from functools import lru_cache
 
 __all__ = [
     "DEDUP_SIMILARITY",
+    "NEGATORS",
+    "STANCE_WORDS",
     "claims_differ",
     "content_sequence",
     "distinctive_tokens",
@@ -71,6 +73,9 @@ _NEGATORS = frozenset(
     rejects against
     """.split()
 )
+#: The same word sets, for other readers of a memory's words (:mod:`.kinds`).
+STANCE_WORDS = _STANCE
+NEGATORS = _NEGATORS
 #: Words that give a comparison its direction ("more than" vs "less than"); kept apart from stance words.
 _DIRECTION = frozenset(
     "more less fewer most least better worse best worst over under above below before after".split()

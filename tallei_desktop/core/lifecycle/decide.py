@@ -14,7 +14,8 @@ Rules (among *active* memories; similarity is the cosine of the two all-MiniLM-L
   - the older one is **pinned**: a conflict for the person (a pin is the person's own choice);
   - the **same assistant** saved both: the older one is **superseded** (kept, hidden, undoable),
     only at the stricter ``supersede_at``, and for a fact or decision only when the new one says it
-    replaces (a cue word, the old value named, another number, one value of a state swapped): a wrong retirement hides a memory
+    replaces (a cue word, the old value named, another number, one value of a state swapped, one
+    thing swapped for another of its kind): a wrong retirement hides a memory
     from every assistant and nobody is asked, so when unsure both stay. A new memory that would
     retire two or more at once is one more of a list, and retires none; nor does one about another
     named person or thing ("Kofi works on …" after "Ines works on …"), nor one line of dialogue
@@ -38,6 +39,7 @@ from tallei_desktop.core.lifecycle.pairs import (
     load_pair_model,
     names_old_value,
     numbers_changed,
+    one_of_a_kind_swapped,
     one_value_swapped_in_a_state,
     subjects_differ,
     update_cue,
@@ -127,14 +129,17 @@ def _says_it_replaces(new: NewMemory, old: Candidate) -> bool:
     """A fact or decision retires another only when it says so: a cue word of its own ("now",
     "moved", "switched"), the old value named beside the new ("from Jira to Linear"), another number
     or date, one value swapped in a statement of what something is or will be ("the office is in
-    Munich"), or another value of one field ("Bank: …"). "Decided with Amara to move the billing service" and "… with Bruno …" swap one
-    value too, and both stand. A preference is the person's current taste: the newer one replaces."""
+    Munich"), one value swapped for another thing of its kind ("lives in Valencia" / "lives in
+    Seville"), or another value of one field ("Bank: …"). "Decided with Amara to move the billing
+    service" and "… with Bruno …" swap one value too (names, of no kind WordNet knows), and both
+    stand. A preference is the person's current taste: the newer one replaces."""
     return (
         new.type is MemoryType.PREFERENCE
         or update_cue(old.content, new.content)
         or names_old_value(old.content, new.content)
         or numbers_changed(old.content, new.content)
         or one_value_swapped_in_a_state(old.content, new.content)
+        or one_of_a_kind_swapped(old.content, new.content)
         or field_value_changed(old.content, new.content)
     )
 

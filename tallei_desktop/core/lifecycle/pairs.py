@@ -216,6 +216,25 @@ def one_value_swapped_in_a_state(old: str, new: str) -> bool:
     return bool(shared & _COPULA) and not shared & _MANY_VALUES and same_length and claims_differ(old, new)
 
 
+#: How alike two swapped values must be (:func:`.kinds.kind_swapped`) to count as two of one kind.
+SAME_KIND = 0.8
+
+
+def one_of_a_kind_swapped(old: str, new: str) -> bool:
+    """One value swapped for another thing of the same kind ("lives in Valencia" / "lives in
+    Seville", "drives a Volvo" / "drives a Saab"), in a frame that does not hold many values ("speaks
+    Dutch" / "speaks Korean": ``_MANY_VALUES``). A name swapped ("… with Amara" / "… with Bruno") is
+    no kind WordNet knows, and stays two memories."""
+    shared = set(_words(old)) & set(_words(new))
+    same_length = len(content_sequence(old)) == len(content_sequence(new))
+    return (
+        same_length
+        and not shared & _MANY_VALUES
+        and claims_differ(old, new)
+        and kind_swapped(old, new) >= SAME_KIND
+    )
+
+
 def field_value_changed(old: str, new: str) -> bool:
     """Both give one field a short value, and not the same one: "Relationship status: engaged" /
     "Relationship status: married", "Bank: …" / "Bank: …". A line of dialogue ("Maria: Thanks!",

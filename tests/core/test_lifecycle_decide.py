@@ -16,6 +16,7 @@ from tallei_desktop.core.lifecycle.pairs import (
     field_value_changed,
     is_dialogue,
     load_pair_model,
+    one_of_a_kind_swapped,
     pair_features,
     subjects_differ,
 )
@@ -297,3 +298,61 @@ def test_a_line_of_dialogue_never_retires_another() -> None:
     # The same two texts as fields of one label would replace: the guard is the dialogue, not the label.
     field = Case(_new("Tim: app"), (_old("Tim: week", 0.8),), True)
     assert [c.id for c in decide(field, SURE).superseded] == ["o1"]
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "swapped"),
+    [
+        # One place, car or way to travel for another: two of one kind, in one frame.
+        ("Lives in Valencia.", "Lives in Seville.", True),
+        ("Drives a minivan to work", "Drives a convertible to work", True),
+        ("Commutes by bus", "Commutes by train", True),
+        # Names are of no kind WordNet knows: another person is another memory.
+        (
+            "Decided with Amara to move the billing service",
+            "Decided with Bruno to move the billing service",
+            False,
+        ),
+        # A frame that holds many values gains one.
+        ("Speaks Dutch at home", "Speaks Korean at home", False),
+        # Two values swapped: about something else.
+        ("Sister lives in Oslo", "Brother lives in Rome", False),
+        # Two of different kinds.
+        ("Lives in Valencia.", "Lives in hope.", False),
+    ],
+)
+def test_a_thing_swapped_for_another_of_its_kind_says_it_replaces(old: str, new: str, swapped: bool) -> None:
+    assert one_of_a_kind_swapped(old, new) is swapped
+    decision = decide(Case(_new(new), (_old(old, 0.8),), True), SURE)
+    assert [c.id for c in decision.superseded] == (["o1"] if swapped else [])
+
+
+def test_what_is_ruled_out_is_read_after_the_word_that_rules_it_out() -> None:
+    index = {name: i for i, name in enumerate(FEATURES)}
+    wine = "Has a glass of red wine with dinner"
+    assert (
+        pair_features("Never drinks alcohol", wine, 0.3, preference=False)[index["case_of_excluded"]] == 1.0
+    )
+    # Alcohol named before the word that rules something out is not what is ruled out.
+    assert (
+        pair_features("Alcohol is never served at home", wine, 0.3, preference=False)[
+            index["case_of_excluded"]
+        ]
+        == 0.0
+    )
+    # Both sides ruling something out: nothing on either side is a case of the other's.
+    assert (
+        pair_features("Never drinks alcohol", "Never has red wine", 0.3, preference=False)[
+            index["case_of_excluded"]
+        ]
+        == 0.0
+    )
+    # A definition rules out only against a side that rules nothing out itself.
+    vegetarian = pair_features("Is vegetarian", "Loves a rare steak", 0.3, preference=False)
+    assert vegetarian[index["ruled_out_by_definition"]] == 1.0
+    assert (
+        pair_features("Is vegetarian", "Never eats steak", 0.3, preference=False)[
+            index["ruled_out_by_definition"]
+        ]
+        == 0.0
+    )

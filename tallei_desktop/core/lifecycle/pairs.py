@@ -222,8 +222,8 @@ SAME_KIND = 0.8
 
 def one_of_a_kind_swapped(old: str, new: str) -> bool:
     """One value swapped for another thing of the same kind ("lives in Valencia" / "lives in
-    Seville", "drives a Volvo" / "drives a Saab"), in a frame that does not hold many values ("speaks
-    Dutch" / "speaks Korean": ``_MANY_VALUES``). A name swapped ("… with Amara" / "… with Bruno") is
+    Seville", "commutes by bus" / "commutes by train"), in a frame that does not hold many values
+    ("speaks Dutch" / "speaks Korean": ``_MANY_VALUES``). A name swapped ("… with Amara" / "… with Bruno") is
     no kind WordNet knows, and stays two memories."""
     shared = set(_words(old)) & set(_words(new))
     same_length = len(content_sequence(old)) == len(content_sequence(new))

@@ -88,6 +88,9 @@ class _Lexicon:
         self.depth, self.parents, self.words, self.rules_out = depth, parents, words, rules_out
         self.made_of, self.adjectives, self.antonyms, self.verbs = made_of, adjectives, antonyms, verbs
         self._ancestors: dict[int, frozenset[int]] = {}
+        #: The first words of the nouns of two or three words ("ice" of "ice cream"): only after one
+        #: of them is a longer reading tried.
+        self.starts = frozenset(w.split(" ", 1)[0] for w in words if " " in w)
         self._cases: dict[int, frozenset[int]] = {}
 
     def ancestors(self, sense: int) -> frozenset[int]:
@@ -191,7 +194,7 @@ def nouns(text: str) -> tuple[tuple[str, tuple[int, ...]], ...]:
     out: list[tuple[str, tuple[int, ...]]] = []
     i = 0
     while i < len(tokens):
-        for size in (3, 2, 1):
+        for size in (3, 2, 1) if tokens[i] in lexicon.starts else (1,):
             part = tokens[i : i + size]
             if len(part) < size or (size == 1 and (part[0] in _SKIP or len(part[0]) < 3)):
                 continue

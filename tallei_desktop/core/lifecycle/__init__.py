@@ -4,8 +4,9 @@ or raising a conflict for the person. This package is the pure part: what to dec
 The background worker finishes each pending memory in one write transaction, in three steps: the
 store reads the memory and its nearest active neighbours into a :class:`Case`
 (:func:`tallei_desktop.core.store.lifecycle_rows.gather_case`), :func:`decide` rules on it (the pair
-model of :mod:`.pairs` lives there, the word signals in :mod:`.text`), and the store writes the
-:class:`Decision` with its change-feed events (``lifecycle_rows.apply_decision``). Two processes
+model of :mod:`.pairs` lives there, the word signals in :mod:`.text`, what kind of thing a word
+names in :mod:`.kinds`), and the store writes the :class:`Decision` with its change-feed events
+(``lifecycle_rows.apply_decision``). Two processes
 finishing one memory at once reach one result once: the second finds it processed.
 """
 

@@ -4,8 +4,10 @@ Contract:
 
 - ``pair_features(old, new, similarity)`` turns two texts (``new`` saved after ``old``) and the cosine
   similarity of their embeddings into a fixed vector of ``FEATURES``. It is pure: words, negation,
-  exclusion and update cues, the entity each is about, and how the two differ (one value swapped,
-  a number changed, the subject changed). No I/O, no randomness.
+  exclusion and update cues, the entity each is about, how the two differ (one value swapped,
+  a number changed, the subject changed), and what kind of thing their words name (:mod:`.kinds`:
+  two of one kind, a case of what the other rules out, opposites). No I/O beyond reading the
+  shipped word kinds once, no randomness.
 - ``PairModel.incompatible(old, new, similarity)`` is the probability (a few small networks over
   those features, averaged) that both cannot stand: an update when one assistant says it, a
   conflict across two.
@@ -141,7 +143,7 @@ _MANY_VALUES = frozenset(
     well both owns own collects reads watches knows fluent member
     """.split()
 )
-#: Words with which a memory rules something out for the person, besides :data:`_EXCLUSION`.
+#: Words with which a memory rules something out for the person: :data:`_EXCLUSION` and these.
 _RULING_OUT = (
     frozenset(
         "avoid avoids avoiding allergic allergy intolerant intolerance free hates hate dislikes dislike quit".split()
@@ -223,8 +225,8 @@ SAME_KIND = 0.8
 def one_of_a_kind_swapped(old: str, new: str) -> bool:
     """One value swapped for another thing of the same kind ("lives in Valencia" / "lives in
     Seville", "commutes by bus" / "commutes by train"), in a frame that does not hold many values
-    ("speaks Dutch" / "speaks Korean": ``_MANY_VALUES``). A name swapped ("… with Amara" / "… with Bruno") is
-    no kind WordNet knows, and stays two memories."""
+    ("speaks Dutch" / "speaks Korean": ``_MANY_VALUES``). A name swapped ("… with Amara" / "… with
+    Bruno") is no kind WordNet knows, and stays two memories."""
     shared = set(_words(old)) & set(_words(new))
     same_length = len(content_sequence(old)) == len(content_sequence(new))
     return (

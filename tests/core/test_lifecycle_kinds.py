@@ -168,7 +168,11 @@ def test_the_word_kinds_are_built_from_wordnet(tmp_path: Path) -> None:
     out = tmp_path / "kinds.json.gz"
     assert build_word_kinds.main([str(wordnet), "--out", str(out)]) == 0
     document = json.loads(gzip.decompress(out.read_bytes()))
-    senses = {word: s[0] for word, s in document["words"].items()}
+    bits = document["sense_bits"]
+    # One sense each here, stored as sense + 1 in the lowest bits.
+    senses = {word: (packed & ((1 << bits) - 1)) - 1 for word, packed in document["words"].items()}
+    assert all(packed >> bits == 0 for packed in document["words"].values())
+    assert build_word_kinds.pack([4, 0, 7]) >> (2 * bits) == 8
     assert set(senses) == {
         "alcohol",
         "alcoholic drink",
@@ -180,7 +184,8 @@ def test_the_word_kinds_are_built_from_wordnet(tmp_path: Path) -> None:
         "thing",
         "wine",
     }
-    assert document["parents"][senses["wine"]] == [senses["alcohol"]]
+    starts, flat = document["parents"]["starts"], document["parents"]["flat"]
+    assert flat[starts[senses["wine"]] : starts[senses["wine"] + 1]] == [senses["alcohol"]]
     assert document["depth"][senses["wine"]] == 5
     assert document["rules_out"] == {str(senses["teetotaller"]): [senses["alcohol"]]}
     # Wine's definition names juice, a drink: a food is a case of what it is made of.
@@ -194,3 +199,15 @@ def test_the_word_kinds_are_built_from_wordnet(tmp_path: Path) -> None:
     again = tmp_path / "again.json.gz"
     build_word_kinds.main([str(wordnet), "--out", str(again)])
     assert again.read_bytes() == out.read_bytes()
+
+
+def test_a_word_keeps_its_senses_most_frequent_first() -> None:
+    lexicon = kinds._lexicon()
+    assert lexicon is not None
+    wine = lexicon.senses("wine")
+    assert len(wine) >= 2 and len(set(wine)) == len(wine)
+    # The drink before the colour: the most frequent sense is the kind the pair model reads.
+    assert lexicon.senses("alcohol")[0] in lexicon.ancestors(wine[0])
+    assert lexicon.senses("no such word") == ()
+    # Names of taxa are left out.
+    assert lexicon.senses("genus felis") == ()

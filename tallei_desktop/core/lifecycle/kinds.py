@@ -29,8 +29,10 @@ import gzip
 import json
 import logging
 import re
+from array import array
 from functools import cache, lru_cache
 from importlib import resources
+from typing import Any
 
 from tallei_desktop.core.lifecycle.text import NEGATORS, STANCE_WORDS
 
@@ -72,33 +74,46 @@ _SKIP = (
 
 
 class _Lexicon:
-    """WordNet's nouns as the pair model reads them (see ``bench/build_word_kinds.py``)."""
+    """WordNet's nouns as the pair model reads them (see ``bench/build_word_kinds.py``), kept compact:
+    a hundred thousand words cost the background process about twenty megabytes."""
 
-    def __init__(
-        self,
-        depth: tuple[int, ...],
-        parents: tuple[tuple[int, ...], ...],
-        words: dict[str, tuple[int, ...]],
-        rules_out: dict[int, frozenset[int]],
-        made_of: dict[int, tuple[int, ...]],
-        adjectives: dict[str, tuple[int, ...]],
-        antonyms: frozenset[tuple[int, int]],
-        verbs: frozenset[str],
-    ) -> None:
-        self.depth, self.parents, self.words, self.rules_out = depth, parents, words, rules_out
-        self.made_of, self.adjectives, self.antonyms, self.verbs = made_of, adjectives, antonyms, verbs
+    def __init__(self, document: dict[str, Any]) -> None:
+        self.depth = array("b", document["depth"])
+        self._parent_starts = array("i", document["parents"]["starts"])
+        self._parents = array("i", document["parents"]["flat"])
+        self._bits: int = document["sense_bits"]
+        #: Each word with its senses packed into one number (``bench/build_word_kinds.pack``).
+        self._words: dict[str, int] = document["words"]
+        self.rules_out = {int(k): frozenset(v) for k, v in document["rules_out"].items()}
+        self.made_of = {int(k): tuple(v) for k, v in document["made_of"].items()}
+        self.adjectives: dict[str, list[int]] = document["opposites"]["words"]
+        self.antonyms = frozenset((a, b) for a, b in document["opposites"]["antonyms"])
+        self.verbs = frozenset(document["verbs"])
         self._ancestors: dict[int, frozenset[int]] = {}
+        self._cases: dict[int, frozenset[int]] = {}
         #: The first words of the nouns of two or three words ("ice" of "ice cream"): only after one
         #: of them is a longer reading tried.
-        self.starts = frozenset(w.split(" ", 1)[0] for w in words if " " in w)
-        self._cases: dict[int, frozenset[int]] = {}
+        self.starts = frozenset(w.split(" ", 1)[0] for w in self._words if " " in w)
+
+    def senses(self, word: str) -> tuple[int, ...]:
+        """The senses of ``word``, most frequent first; () for a word WordNet lacks."""
+        packed = self._words.get(word, 0)
+        mask = (1 << self._bits) - 1
+        out = []
+        while packed:
+            out.append((packed & mask) - 1)
+            packed >>= self._bits
+        return tuple(out)
+
+    def parents(self, sense: int) -> array[int]:
+        return self._parents[self._parent_starts[sense] : self._parent_starts[sense + 1]]
 
     def ancestors(self, sense: int) -> frozenset[int]:
         """``sense`` and every more general sense above it (kept once read: the graph is fixed)."""
         known = self._ancestors.get(sense)
         if known is None:
             out = {sense}
-            for parent in self.parents[sense]:
+            for parent in self.parents(sense):
                 out |= self.ancestors(parent)
             known = self._ancestors[sense] = frozenset(out)
         return known
@@ -129,17 +144,7 @@ def _lexicon() -> _Lexicon | None:
     except (FileNotFoundError, OSError) as exc:
         log.warning("word kinds unavailable (%s); the pair model rules without them", exc)
         return None
-    document = json.loads(gzip.decompress(raw))
-    return _Lexicon(
-        tuple(document["depth"]),
-        tuple(tuple(p) for p in document["parents"]),
-        {w: tuple(s) for w, s in document["words"].items()},
-        {int(k): frozenset(v) for k, v in document["rules_out"].items()},
-        {int(k): tuple(v) for k, v in document["made_of"].items()},
-        {w: tuple(c) for w, c in document["opposites"]["words"].items()},
-        frozenset((a, b) for a, b in document["opposites"]["antonyms"]),
-        frozenset(document["verbs"]),
-    )
+    return _Lexicon(json.loads(gzip.decompress(raw)))
 
 
 def kinds_available() -> bool:
@@ -147,7 +152,7 @@ def kinds_available() -> bool:
     return _lexicon() is not None
 
 
-def _lookup(words: dict[str, tuple[int, ...]], phrase: str) -> tuple[int, ...]:
+def _lookup(lexicon: _Lexicon, phrase: str) -> tuple[int, ...]:
     """The senses of ``phrase``, or of its singular ("cities", "wines", "boxes")."""
     for candidate in (
         phrase,
@@ -155,8 +160,9 @@ def _lookup(words: dict[str, tuple[int, ...]], phrase: str) -> tuple[int, ...]:
         phrase[:-2] if phrase.endswith("es") else "",
         phrase[:-1] if phrase.endswith("s") and not phrase.endswith("ss") else "",
     ):
-        if candidate and candidate in words:
-            return words[candidate]
+        senses = lexicon.senses(candidate) if candidate else ()
+        if senses:
+            return senses
     return ()
 
 
@@ -200,7 +206,7 @@ def nouns(text: str) -> tuple[tuple[str, tuple[int, ...]], ...]:
                 continue
             if size == 1 and _reads_as_verb(lexicon, tokens, i):
                 continue
-            senses = _lookup(lexicon.words, " ".join(part))
+            senses = _lookup(lexicon, " ".join(part))
             if senses:
                 out.append((" ".join(part), senses))
                 i += size

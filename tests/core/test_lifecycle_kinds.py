@@ -87,6 +87,27 @@ def test_the_pair_model_reads_the_kinds() -> None:
     assert row["ruled_out_by_definition"] == 0.0
 
 
+def test_a_damaged_word_kinds_file_is_as_good_as_none(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    class Damaged:
+        def joinpath(self, *parts: str) -> Damaged:
+            return self
+
+        def read_bytes(self) -> bytes:
+            return gzip.compress(b'{"depth": [1, 2')
+
+    monkeypatch.setattr(kinds.resources, "files", lambda _package: Damaged())
+    kinds._lexicon.cache_clear()
+    try:
+        assert not kinds.kinds_available()
+        assert "word kinds unavailable" in caplog.text
+    finally:
+        monkeypatch.undo()
+        kinds._lexicon.cache_clear()
+    assert kinds.kinds_available()
+
+
 def test_without_the_word_kinds_file_every_signal_is_zero(
     monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:

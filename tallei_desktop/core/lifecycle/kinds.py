@@ -75,7 +75,7 @@ _SKIP = (
 
 class _Lexicon:
     """WordNet's nouns as the pair model reads them (see ``bench/build_word_kinds.py``), kept compact:
-    a hundred thousand words cost the background process about twenty megabytes."""
+    a hundred thousand words cost the background process about forty megabytes."""
 
     def __init__(self, document: dict[str, Any]) -> None:
         self.depth = array("b", document["depth"])
@@ -141,10 +141,11 @@ class _Lexicon:
 def _lexicon() -> _Lexicon | None:
     try:
         raw = resources.files("tallei_desktop.core").joinpath("data", KINDS_FILE).read_bytes()
-    except (FileNotFoundError, OSError) as exc:
+        return _Lexicon(json.loads(gzip.decompress(raw)))
+    except (OSError, EOFError, ValueError, KeyError, TypeError) as exc:
+        # Missing or damaged (a bad gzip stream is an OSError, bad JSON a ValueError).
         log.warning("word kinds unavailable (%s); the pair model rules without them", exc)
         return None
-    return _Lexicon(json.loads(gzip.decompress(raw)))
 
 
 def kinds_available() -> bool:

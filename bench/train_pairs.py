@@ -13,8 +13,9 @@ Training pairs, all from the development side (the held-out sets are never read 
 * ``tests/core/data/pair_train_lists.tsv``, ``pair_train_seen*_lists.tsv`` and
   ``pair_train_conflicts_lists.tsv``: lists of distinct same-shaped memories (other hosts, rooms,
   colleagues, relatives), every pair inside a list compatible;
-* ``tests/core/data/pair_train_unrelated.tsv``: memories of two different training pairs, paired
-  up and read once (the few that could not both hold removed): about different things;
+* ``tests/core/data/pair_train_unrelated.tsv`` and ``pair_train_unrelated_ruling_out.tsv`` (one
+  side rules something out: "never", "no", "allergic"): memories of two different training pairs,
+  paired up and read once (the few that could not both hold removed): about different things;
 * alike turns of the LoCoMo development conversations: each turn the type model calls a preference,
   fact or decision with its nearest earlier turn of that type in the same conversation, at
   similarity 0.5 or more, labelled compatible, in each format the benchmarks save turns in (plain,

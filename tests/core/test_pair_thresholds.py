@@ -11,40 +11,37 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 import train_pairs
 
 
-def _pairs(*groups: tuple[int, float, bool, bool, bool]) -> tuple[np.ndarray, ...]:
+def _pairs(*groups: tuple[int, float, bool, bool, bool, bool]) -> tuple[np.ndarray, ...]:
     """(count, probability, incompatible, one assistant, background, apart) rows, repeated."""
     rows = [row[1:] for row in groups for _ in range(row[0])]
     p, y, one, background, apart = (np.array([r[i] for r in rows]) for i in range(5))
     return p, y.astype(float), one.astype(bool), background.astype(bool), apart.astype(bool)
 
 
+#: Pairs as (count, probability, incompatible, one assistant, background, apart).
+ASKING = (
+    # Written apart (a former held-out set): conflicts at 0.5, a lookalike at 0.45.
+    (9, 0.5, True, False, False, True),
+    (1, 0.45, False, False, False, True),
+    # Written to be hard: lookalikes up to 0.7, which would push the threshold above them.
+    (10, 0.7, False, False, False, False),
+    (5, 0.8, True, False, False, False),
+    # Background: 1 of 200 at 0.6, the rest low.
+    (1, 0.6, False, True, True, False),
+    (199, 0.05, False, True, True, False),
+)
+
+
 def test_the_ask_threshold_is_judged_on_the_sets_written_apart_and_capped_by_the_background() -> None:
-    p, y, one, background, apart = _pairs(
-        # Written apart (a former held-out set): conflicts at 0.5, a lookalike at 0.45.
-        (9, 0.5, True, False, False, True),
-        (1, 0.45, False, False, False, True),
-        # Written to be hard: lookalikes up to 0.7, which would push the threshold above them.
-        (10, 0.7, False, False, False, False),
-        (5, 0.8, True, False, False, False),
-        # Background: 1 of 200 at 0.6, the rest low.
-        (1, 0.6, False, True, True, False),
-        (199, 0.05, False, True, True, False),
-    )
-    conflict_at, supersede_at = train_pairs.thresholds(p, y, one, background, apart)
+    conflict_at, supersede_at = train_pairs.thresholds(*_pairs(*ASKING))
     # The lowest probability at which the sets written apart are 0.90 precise, and which no more
     # than 1 % of the background reaches.
     assert conflict_at == 0.45
     assert supersede_at >= conflict_at
     # Two more background pairs at 0.6 (3 of 202 reach it, more than 1 %): the cap lifts the
     # threshold above them.
-    p2, y2, one2, background2, apart2 = (
-        np.append(p, [0.6, 0.6]),
-        np.append(y, [0.0, 0.0]),
-        np.append(one, [True, True]),
-        np.append(background, [True, True]),
-        np.append(apart, [False, False]),
-    )
-    assert train_pairs.thresholds(p2, y2, one2, background2, apart2)[0] > 0.6
+    louder = _pairs(*ASKING, (2, 0.6, False, True, True, False))
+    assert train_pairs.thresholds(*louder)[0] > 0.6
 
 
 def test_the_retire_threshold_is_judged_on_every_written_pair_of_one_assistant() -> None:

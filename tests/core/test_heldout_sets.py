@@ -50,6 +50,8 @@ PAIR_TRAIN_FILES = (
     DATA / "pair_train_seen3.tsv",
     DATA / "pair_train_seen4.tsv",
     DATA / "pair_train_seen5.tsv",
+    DATA / "pair_train_seen6.tsv",
+    DATA / "pair_train_seen7.tsv",
     DATA / "pair_train_updates.tsv",
     DATA / "pair_train_conflicts.tsv",
     *UNRELATED_PAIR_FILES,
@@ -61,6 +63,8 @@ PAIR_TRAIN_LIST_FILES = (
     DATA / "pair_train_seen3_lists.tsv",
     DATA / "pair_train_seen4_lists.tsv",
     DATA / "pair_train_seen5_lists.tsv",
+    DATA / "pair_train_seen6_lists.tsv",
+    DATA / "pair_train_seen7_lists.tsv",
     DATA / "pair_train_conflicts_lists.tsv",
 )
 #: The training and development sets: no held-out sentence may appear in them.

@@ -16,8 +16,10 @@ from tallei_desktop.core.lifecycle.pairs import (
     field_value_changed,
     is_dialogue,
     load_pair_model,
+    number_swapped_in_one_frame,
     one_of_a_kind_swapped,
     pair_features,
+    slot_value_changed,
     subjects_differ,
 )
 from tallei_desktop.core.models import Bucket, MemoryStatus, MemoryType
@@ -228,6 +230,53 @@ def test_another_value_of_one_field_says_it_replaces(old: str, new: str, changed
         # With nothing else saying so (no cue word, no number), the field alone lets it replace.
         decision = decide(Case(_new(new), (_old(old, 0.8),), True), SURE)
         assert [c.id for c in decision.superseded] == ["o1"]
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "changed"),
+    [
+        # A field against a statement of what the same thing is, either way round.
+        ("The build server is ci-03.", "Build server: ci-07.internal", True),
+        ("Dentist: Dr Amadi", "My dentist is Dr Lindqvist", True),
+        # A word saying the value is new or chosen is no part of what it is for.
+        ("Postcode: LS6 2AB", "New postcode: YO1 7HH", True),
+        ("Caterer: Fig & Thistle", "Caterer chosen: Harbour Kitchen", True),
+        # One that narrows the other may be another thing: someone else's, another kind of record.
+        ("Birthday: 3 May", "Dad's birthday: 9 June", False),
+        ("MX record: mail.example.org", "Backup MX record: mx2.example.org", False),
+        # The same value, or one that only adds to the other, changes nothing.
+        ("Gym: PulseFit", "The gym is PulseFit", False),
+        ("Home city is Porto.", "Home city: Porto, Portugal", False),
+        # Two slots, a slot of many values, a line of dialogue, a sentence of no slot.
+        ("Dentist: Dr Amadi", "Optician: Dr Lindqvist", False),
+        ("Languages: Dutch", "Languages: Korean", False),
+        ("Jon: Thanks!", "Jon: Bye!", False),
+        ("Cycles to work.", "Takes the bus to work.", False),
+    ],
+)
+def test_another_value_of_one_slot_in_either_wording(old: str, new: str, changed: bool) -> None:
+    assert slot_value_changed(old, new) is changed
+    if changed:
+        decision = decide(Case(_new(new), (_old(old, 0.8),), True), SURE)
+        assert [c.id for c in decision.superseded] == ["o1"]
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "swapped"),
+    [
+        ("Dog Juniper weighs 21 kg", "Juniper weighs 24 kg", True),
+        ("Rent is 950 a month", "Rent: 1,050 a month", True),
+        # A name with a number in it is whom it is about, not the number.
+        ("db-main runs PostgreSQL 15", "db-replica-3 runs PostgreSQL 14", False),
+        # Another number beside other words: more than the number changed.
+        ("Runs 5k in 31 minutes", "Swims 400 m in 9 minutes", False),
+        # The same numbers, or none.
+        ("Dog Juniper weighs 21 kg", "Juniper weighs 21 kg", False),
+        ("Lives in Leeds.", "Lives in York.", False),
+    ],
+)
+def test_a_number_swapped_in_one_frame(old: str, new: str, swapped: bool) -> None:
+    assert number_swapped_in_one_frame(old, new) is swapped
 
 
 @pytest.mark.parametrize(

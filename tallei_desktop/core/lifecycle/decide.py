@@ -15,7 +15,8 @@ Rules (among *active* memories; similarity is the cosine of the two all-MiniLM-L
   - the **same assistant** saved both: the older one is **superseded** (kept, hidden, undoable),
     only at the stricter ``supersede_at``, and for a fact or decision only when the new one says it
     replaces (a cue word, the old value named, another number, one value of a state swapped, one
-    thing swapped for another of its kind): a wrong retirement hides a memory
+    thing swapped for another of its kind, another value of one field or state in either wording):
+    a wrong retirement hides a memory
     from every assistant and nobody is asked, so when unsure both stay. A new memory that would
     retire two or more at once is one more of a list, and retires none; nor does one about another
     named person or thing ("Kofi works on …" after "Ines works on …"), nor one line of dialogue
@@ -41,6 +42,7 @@ from tallei_desktop.core.lifecycle.pairs import (
     numbers_changed,
     one_of_a_kind_swapped,
     one_value_swapped_in_a_state,
+    slot_value_changed,
     subjects_differ,
     update_cue,
 )
@@ -130,7 +132,8 @@ def _says_it_replaces(new: NewMemory, old: Candidate) -> bool:
     "moved", "switched"), the old value named beside the new ("from Jira to Linear"), another number
     or date, one value swapped in a statement of what something is or will be ("the office is in
     Munich"), one value swapped for another thing of its kind ("lives in Valencia" / "lives in
-    Seville"), or another value of one field ("Bank: …"). "Decided with Amara to move the billing
+    Seville"), or another value of one field or state, worded either way ("Bank: …", "The staging
+    host is …" / "Staging host: …"). "Decided with Amara to move the billing
     service" and "… with Bruno …" swap one value too (names, of no kind WordNet knows), and both
     stand. A preference is the person's current taste: the newer one replaces."""
     return (
@@ -141,6 +144,7 @@ def _says_it_replaces(new: NewMemory, old: Candidate) -> bool:
         or one_value_swapped_in_a_state(old.content, new.content)
         or one_of_a_kind_swapped(old.content, new.content)
         or field_value_changed(old.content, new.content)
+        or slot_value_changed(old.content, new.content)
     )
 
 

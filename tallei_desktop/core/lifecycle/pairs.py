@@ -5,7 +5,8 @@ Contract:
 - ``pair_features(old, new, similarity)`` turns two texts (``new`` saved after ``old``) and the cosine
   similarity of their embeddings into a fixed vector of ``FEATURES``. It is pure: words, negation,
   exclusion and update cues, the entity each is about, how the two differ (one value swapped,
-  a number changed, the subject changed), and what kind of thing their words name (:mod:`.kinds`:
+  a number changed in one frame, another value of one slot whether written as a field or a
+  sentence, the subject changed), and what kind of thing their words name (:mod:`.kinds`:
   two of one kind, a case of what the other rules out, opposites). No I/O beyond reading the
   shipped word kinds once, no randomness.
 - ``PairModel.incompatible(old, new, similarity)`` is the probability (a few small networks over
@@ -57,7 +58,7 @@ __all__ = [
 ]
 
 #: Bumped whenever :func:`pair_features` changes, so weights trained on other features are refused.
-FEATURE_VERSION = 5
+FEATURE_VERSION = 6
 WEIGHTS_FILE = "pair_model.json"
 
 FEATURES: tuple[str, ...] = (
@@ -96,6 +97,8 @@ FEATURES: tuple[str, ...] = (
     "case_of_excluded",
     "ruled_out_by_definition",
     "opposite_named",
+    "slot_value_changed",
+    "number_swapped_in_one_frame",
 )
 
 #: Each reading of a text is kept for the next pair it is part of (see text.py).
@@ -235,6 +238,66 @@ def one_of_a_kind_swapped(old: str, new: str) -> bool:
         and claims_differ(old, new)
         and kind_swapped(old, new) >= SAME_KIND
     )
+
+
+#: Words in what a value is given for that say the value is new or chosen ("New address: …",
+#: "Wedding venue chosen: …", "Current employer is …"), or whose it is in the first person: not
+#: what the slot is.
+_SLOT_NOISE = (
+    _UPDATE_WORDS
+    | frozenset("current currently chosen latest final confirmed i i'm we he she they it user".split())
+)
+#: A statement of what something is: what (a few words), the verb, the value.
+_STATE = re.compile(r"^\s*([^:\n]{1,60}?)\s+(?:is|are|was|were|will be)\s+(.+)$", re.I)
+_SLOT_WORDS = 5
+
+
+@lru_cache(maxsize=_TEXTS_CACHED)
+def _slot(text: str) -> tuple[tuple[str, ...], str] | None:
+    """What one value is given for, and the value, in a field or a statement of what something is:
+    "Mortgage rate: 5.3% fixed" and "The mortgage rate is 4.1% fixed" both give the mortgage rate a
+    value. None for anything else, for a line of dialogue, and for a field of many values."""
+    found = _LABEL.match(text)
+    if found is not None:
+        if is_dialogue(text):
+            return None
+        label, value = found.group(1), text[found.end() :]
+    else:
+        state = _STATE.match(text)
+        if state is None:
+            return None
+        label, value = state.group(1), state.group(2)
+    words = [w for w in _words(label) if w and w not in _SLOT_NOISE and w not in _DETERMINERS]
+    value = " ".join(_words(value))
+    if not words or len(words) > _SLOT_WORDS or not value:
+        return None
+    if len(words) == 1 and words[0].endswith("s") and not words[0].endswith(("ss", "us")):
+        # "Languages: Dutch", "Kids are …": a slot of many values; one more adds to it ("Office
+        # hours: …" is one).
+        return None
+    return tuple(words), value
+
+
+def slot_value_changed(old: str, new: str) -> bool:
+    """Both give one slot a value, in a field or a statement, and not the same one: "Staging database
+    host is db-stg-01" / "Staging database host: pg-staging-east.internal", "Address: 14 Alder
+    Lane" / "New address: Flat 3, 92 Wexford Road". A value that only adds to the other ("Berlin" /
+    "Berlin, Mitte") changes nothing."""
+    a, b = _slot(old), _slot(new)
+    if a is None or b is None or a[0] != b[0]:
+        return False
+    return a[1] not in b[1] and b[1] not in a[1]
+
+
+def number_swapped_in_one_frame(old: str, new: str) -> bool:
+    """Another number, and no other content word beside it that the other lacks on both sides: "Cat
+    Biscuit weighs 4.2 kg" / "Biscuit weighs 5.1 kg" (the shorter says less, nothing else)."""
+    if not numbers_changed(old, new):
+        return False
+    # A name with a number in it ("db-replica-2", "web-01") is part of the frame: whom it is about.
+    words_old = {w for w in content_sequence(old) if not _NUMBER_ONLY.fullmatch(w)}
+    words_new = {w for w in content_sequence(new) if not _NUMBER_ONLY.fullmatch(w)}
+    return bool(words_old) and bool(words_new) and (words_old <= words_new or words_new <= words_old)
 
 
 def field_value_changed(old: str, new: str) -> bool:
@@ -503,6 +566,8 @@ def pair_features(old: str, new: str, similarity: float, *, preference: bool) ->
         float(excluded_case),
         float(by_definition),
         float(opposite_named(old, new)),
+        float(slot_value_changed(old, new)),
+        float(number_swapped_in_one_frame(old, new)),
     ]
 
 

@@ -247,7 +247,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="the ONNX model folder (default: TALLEI_MODEL_DIR or TALLEI_TEST_MODEL_DIR, "
         "else ../shared/models/all-MiniLM-L6-v2-onnx beside the repository)",
     )
-    parser.add_argument("--mistakes", action="store_true", help="list every pair and list member judged wrongly")
+    parser.add_argument(
+        "--mistakes", action="store_true", help="list every pair and list member judged wrongly"
+    )
     return parser.parse_args(argv)
 
 

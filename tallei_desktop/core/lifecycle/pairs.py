@@ -241,11 +241,10 @@ def one_of_a_kind_swapped(old: str, new: str) -> bool:
 
 
 #: Words in what a value is given for that say the value is new or chosen ("New address: …",
-#: "Wedding venue chosen: …", "Current employer is …"), or whose it is in the first person: not
+#: "Wedding venue chosen: …", "Current employer is …"), and pronouns ("She is …", "I was …"): not
 #: what the slot is.
-_SLOT_NOISE = (
-    _UPDATE_WORDS
-    | frozenset("current currently chosen latest final confirmed i i'm we he she they it user".split())
+_SLOT_NOISE = _UPDATE_WORDS | frozenset(
+    "current currently chosen latest final confirmed i i'm we he she they it user".split()
 )
 #: A statement of what something is: what (a few words), the verb, the value.
 _STATE = re.compile(r"^\s*([^:\n]{1,60}?)\s+(?:is|are|was|were|will be)\s+(.+)$", re.I)

@@ -53,6 +53,7 @@ PAIR_TRAIN_FILES = (
     DATA / "pair_train_seen6.tsv",
     DATA / "pair_train_seen7.tsv",
     DATA / "pair_train_seen8.tsv",
+    DATA / "pair_train_seen9.tsv",
     DATA / "pair_train_updates.tsv",
     DATA / "pair_train_conflicts.tsv",
     *UNRELATED_PAIR_FILES,
@@ -67,6 +68,7 @@ PAIR_TRAIN_LIST_FILES = (
     DATA / "pair_train_seen6_lists.tsv",
     DATA / "pair_train_seen7_lists.tsv",
     DATA / "pair_train_seen8_lists.tsv",
+    DATA / "pair_train_seen9_lists.tsv",
     DATA / "pair_train_conflicts_lists.tsv",
 )
 #: The training and development sets: no held-out sentence may appear in them.

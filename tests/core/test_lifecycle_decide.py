@@ -99,6 +99,29 @@ def test_a_new_memory_that_would_retire_several_is_one_more_of_a_list() -> None:
     assert [c.id for c in decide(Case(case.new, olds[:1], True), SURE).superseded] == ["o1"]
 
 
+def _by_similarity(at_half: float) -> PairModel:
+    """A model whose probability rises steeply with the similarity, 0.5 at ``at_half``."""
+    hidden = np.zeros((len(FEATURES), 1))
+    hidden[FEATURES.index("similarity"), 0] = 1.0
+    return PairModel((Network(hidden, np.zeros(1), np.array([100.0]), -100.0 * at_half),), 0.9, 0.5)
+
+
+def test_a_new_memory_at_odds_with_several_of_one_assistant_is_one_more_of_a_list() -> None:
+    """Sure of one older memory, and at odds with another at the ask threshold: one more of a list
+    ("Wants Ctrl+E to focus the explorer" after two other shortcuts), so both stay."""
+    model = _by_similarity(0.7)
+    sure = _old("Lives in Austin.", 0.95, rowid=1)
+    at_odds = _old("Moved to Austin in 2019 for work.", 0.72, rowid=2)
+    apart = _old("Works at Dell in Round Rock.", 0.4, rowid=3)
+    new = _new("Lives in Denver now.")
+    assert [c.id for c in decide(Case(new, (sure, apart), True), model).superseded] == ["o1"]
+    assert decide(Case(new, (sure, at_odds), True), model).superseded == ()
+    # Another assistant's memory at odds is a conflict to ask about, not a sibling in a list.
+    theirs = _old("Moved to Austin in 2019 for work.", 0.72, rowid=2, platform="gemini")
+    decision = decide(Case(new, (sure, theirs), True), model)
+    assert [c.id for c in decision.superseded] == ["o1"] and [c.id for c in decision.conflicts] == ["o2"]
+
+
 def test_another_assistant_or_a_pin_raises_a_conflict_and_retires_nothing() -> None:
     other = Case(
         _new("The office is in Munich.", platform="gemini"), (_old("The office is in Berlin.", 0.7),), True

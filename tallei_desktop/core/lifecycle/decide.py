@@ -16,9 +16,10 @@ Rules (among *active* memories; similarity is the cosine of the two all-MiniLM-L
     only at the stricter ``supersede_at``, and for a fact or decision only when the new one says it
     replaces (a cue word, the old value named, another number, one value of a state swapped, one
     thing swapped for another of its kind, another value of one field or state in either wording):
-    a wrong retirement hides a memory
-    from every assistant and nobody is asked, so when unsure both stay. A new memory that would
-    retire two or more at once is one more of a list, and retires none; nor does one about another
+    a wrong retirement hides a memory from every assistant and nobody is asked, so when unsure both
+    stay. A new memory that would retire two or more at once, or that is at odds with two or more of
+    the assistant's memories at the ask threshold ``conflict_at``, is one more of a list, and
+    retires none; nor does one about another
     named person or thing ("Kofi works on …" after "Ines works on …"), nor one line of dialogue
     another ("[2 August] Tim: Thanks." / "[2 January] Tim: Wow!": words said at two times);
   - **another assistant** (one that never saved or confirmed the older one): a **conflict**.
@@ -169,9 +170,11 @@ def decide(case: Case, model: PairModel | None = None) -> Decision:
         if ask or retire:
             rulings.append((old, ask, retire))
     # An update replaces one memory. A new one that would retire several of one assistant's memories
-    # at once is one more of a list ("Ines works on …", "Kofi works on …"): all of them stay.
+    # at once, or that is at odds with several (enough to ask about, if another assistant had saved
+    # them), is one more of a list ("Ines works on …", "Kofi works on …"): all of them stay.
     mine = [old for old, _, retire in rulings if retire and not old.pinned and old.platform == new.platform]
-    superseded = tuple(mine) if len(mine) == 1 else ()
+    at_odds = [old for old, ask, retire in rulings if (ask or retire) and old.platform == new.platform]
+    superseded = tuple(mine) if len(mine) == 1 and len(at_odds) == 1 else ()
     conflicts = tuple(
         old
         for old, ask, _ in rulings

@@ -18,6 +18,7 @@ run: $(STAMP)
 
 lint: $(STAMP)
 	$(BIN)/ruff check tallei_desktop tests bench
+	$(BIN)/ruff format --check tallei_desktop tests bench docs
 	$(BIN)/mypy
 
 test: lint

@@ -223,7 +223,8 @@ def cross_validate(
     best_text = max(TEXT_L2, key=lambda l2: (text_acc[l2], -l2))
     best_emb = max(EMBEDDING_L2, key=lambda l2: (emb_acc[l2], -l2))
     combined = {
-        share: accuracy((text_oof[best_text] + share * emb_oof[best_emb]).argmax(1), labels) for share in SHARES
+        share: accuracy((text_oof[best_text] + share * emb_oof[best_emb]).argmax(1), labels)
+        for share in SHARES
     }
     best_share = max(SHARES, key=lambda s: (combined[s], -s))
     combined_oof = (text_oof[best_text] + best_share * emb_oof[best_emb]).argmax(1)
@@ -232,15 +233,24 @@ def cross_validate(
     with_rules = {
         r: {
             "text": accuracy((text_oof[best_text] + r * votes).argmax(1), labels),
-            "combined": accuracy((text_oof[best_text] + best_share * emb_oof[best_emb] + r * votes).argmax(1), labels),
+            "combined": accuracy(
+                (text_oof[best_text] + best_share * emb_oof[best_emb] + r * votes).argmax(1), labels
+            ),
         }
         for r in RULE_SHARES
     }
     return {
         "rule_vote_accuracy": {str(r): v for r, v in with_rules.items()},
         "misclassified": [
-            {"expected": TYPES[int(y)].value, "text": TYPES[int(t)].value, "combined": TYPES[int(c)].value, "i": i}
-            for i, (y, t, c) in enumerate(zip(labels, text_oof[best_text].argmax(1), combined_oof, strict=True))
+            {
+                "expected": TYPES[int(y)].value,
+                "text": TYPES[int(t)].value,
+                "combined": TYPES[int(c)].value,
+                "i": i,
+            }
+            for i, (y, t, c) in enumerate(
+                zip(labels, text_oof[best_text].argmax(1), combined_oof, strict=True)
+            )
             if t != y or c != y
         ],
         "text_l2": best_text,
@@ -256,7 +266,9 @@ def cross_validate(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--model-dir", type=Path, default=None)
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     parser.add_argument("--no-write", action="store_true", help="measure only; leave the weights file alone")
@@ -280,7 +292,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     rules_cv = accuracy(rules, labels)
     for miss in cv["misclassified"]:
         miss["sentence"] = texts[miss.pop("i")]
-    say(f"cross-validated: rules {rules_cv} text {cv['text']} embedding {cv['embedding']} combined {cv['combined']}")
+    say(
+        f"cross-validated: rules {rules_cv} text {cv['text']} embedding {cv['embedding']} combined {cv['combined']}"
+    )
 
     text_w, text_b = fit_text(x, labels, cv["text_l2"])
     emb_w, emb_b = fit_embedding(e, labels, cv["embedding_l2"])
@@ -296,9 +310,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     held = {
         "rules": accuracy(np.array([index[rule_type(s)] for s in held_texts]), held_labels),
         "text": accuracy(np.array([int(np.argmax(model.text_scores(s))) for s in held_texts]), held_labels),
-        "embedding": accuracy(np.array([int(np.argmax(model.embedding_scores(v))) for v in e_held]), held_labels),
+        "embedding": accuracy(
+            np.array([int(np.argmax(model.embedding_scores(v))) for v in e_held]), held_labels
+        ),
         "combined": accuracy(
-            np.array([int(np.argmax(model.combined_scores(s, v))) for s, v in zip(held_texts, e_held, strict=True)]),
+            np.array(
+                [int(np.argmax(model.combined_scores(s, v))) for s, v in zip(held_texts, e_held, strict=True)]
+            ),
             held_labels,
         ),
     }

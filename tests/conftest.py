@@ -68,7 +68,9 @@ def find_model_dir(explicit: str | None, shared: Path, cache: Path) -> Path:
 
 def _model_dir_or_error() -> Path | str:
     try:
-        return find_model_dir(os.environ.get("TALLEI_TEST_MODEL_DIR"), SHARED_MODEL_DIR, program_model_cache())
+        return find_model_dir(
+            os.environ.get("TALLEI_TEST_MODEL_DIR"), SHARED_MODEL_DIR, program_model_cache()
+        )
     except LookupError as exc:
         return str(exc)
 

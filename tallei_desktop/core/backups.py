@@ -116,7 +116,9 @@ class Backups:
         self._every = AUTO_BACKUP_EVERY
         self._next_check: datetime | None = None
 
-    def configure(self, folder: Path, *, keep: int = DEFAULT_KEEP, every: timedelta = AUTO_BACKUP_EVERY) -> None:
+    def configure(
+        self, folder: Path, *, keep: int = DEFAULT_KEEP, every: timedelta = AUTO_BACKUP_EVERY
+    ) -> None:
         """Keep ``keep`` backups in ``folder`` and make one when the newest is older than ``every``
         (judged by the clock); the next background round looks again."""
         if keep < 1:

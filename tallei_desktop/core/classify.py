@@ -185,6 +185,7 @@ _CUES: dict[MemoryType, tuple[_Cue, ...]] = {
     ),
 }
 
+
 def explain(text: str) -> dict[MemoryType, float]:
     """The rules' score of every type for ``text``, in ``PRECEDENCE`` order; ``rule_type`` picks the top."""
     normalised = normalise(text)

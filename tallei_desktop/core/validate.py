@@ -153,4 +153,3 @@ def clean_filter(f: object) -> MemoryFilter:
         pinned=f.pinned,
         text=clean_query(f.text),
     )
-

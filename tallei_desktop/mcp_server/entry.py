@@ -122,4 +122,3 @@ def show_token(settings: Settings, *, rotate: bool) -> int:
     else:
         print(secrets.secret(TOKEN_SECRET, factory=random_token))
     return 0
-

@@ -117,9 +117,7 @@ def test_a_file_that_is_not_a_socket_is_refused(runtime_dir: Path, tmp_path: Pat
         fetch_key(runtime_dir, tmp_path / "data")
 
 
-def test_a_stale_socket_is_replaced_but_a_live_agent_is_not(
-    runtime_dir: Path, tmp_path: Path
-) -> None:
+def test_a_stale_socket_is_replaced_but_a_live_agent_is_not(runtime_dir: Path, tmp_path: Path) -> None:
     first = KeyAgent(runtime_dir, tmp_path / "data").start()
     try:
         with pytest.raises(KeyUnavailable, match="already holds the key"):

@@ -200,9 +200,7 @@ def _flip(path: Path, offset: int) -> None:
     path.write_bytes(bytes(data))
 
 
-def test_damaged_page_names_the_newest_backup(
-    make_service: ServiceFactory, tmp_path: Path
-) -> None:
+def test_damaged_page_names_the_newest_backup(make_service: ServiceFactory, tmp_path: Path) -> None:
     path = _damaged_store(make_service, with_backup=True)
     newest = newest_backup(backups_dir(path))
     _flip(path, path.stat().st_size // 2)

@@ -242,9 +242,7 @@ def test_refined_classification_accuracy_on_the_heldout_set_holds(
     """The type the worker settles on: the n-gram and embedding heads together, real model vectors."""
     model = load_model()
     vectors = real_embedder.embed([s for _, s in heldout])
-    hits = sum(
-        model.classify_combined(s, v) is t for (t, s), v in zip(heldout, vectors, strict=True)
-    )
+    hits = sum(model.classify_combined(s, v) is t for (t, s), v in zip(heldout, vectors, strict=True))
     measured = hits / len(heldout)
     assert measured >= MIN_HELDOUT_REFINED_ACCURACY, (
         f"refined held-out accuracy {measured:.3f} < {MIN_HELDOUT_REFINED_ACCURACY}"
@@ -266,5 +264,7 @@ def test_conflict_detection_across_platforms_holds(
     assert scores["recall"] >= MIN_CONFLICT_RECALL, report
     assert scores["f1"] >= MIN_CONFLICT_F1, report
     # Dedup must never fold one side of a contradiction into the other.
-    merged = [o.pair.second for o in outcomes if o.pair.conflicting and o.second_status is MemoryStatus.MERGED]
+    merged = [
+        o.pair.second for o in outcomes if o.pair.conflicting and o.second_status is MemoryStatus.MERGED
+    ]
     assert merged == []

@@ -69,7 +69,9 @@ def _leaning(towards: MemoryType, embedder_name: str) -> TypeModel:
 
 
 def _retyped(service: MemoryService) -> list[tuple[str | None, str]]:
-    return [(e.memory_id, e.detail) for e in service.changes_since(0).events if e.kind is EventKind.MEMORY_RETYPED]
+    return [
+        (e.memory_id, e.detail) for e in service.changes_since(0).events if e.kind is EventKind.MEMORY_RETYPED
+    ]
 
 
 def test_features_are_sorted_unique_unit_length_and_stable() -> None:
@@ -93,7 +95,11 @@ def test_classify_is_deterministic_across_processes() -> None:
     )
     root = str(Path(__file__).resolve().parents[2])
     done = subprocess.run(
-        [sys.executable, "-c", script, root, *SENTENCES], capture_output=True, text=True, check=True, timeout=60
+        [sys.executable, "-c", script, root, *SENTENCES],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
     )
     # Another process has another str hash seed: the features must not depend on it.
     assert done.stdout.strip().split(",") == here

@@ -146,7 +146,9 @@ def test_global_options_after_the_mcp_command_choose_the_store(
         server = RawStdio(env, errlog, command=command)
         try:
             server.initialize()
-            saved = tool_result(server.response(server.call_tool("save_memory", {"content": "Kept in chosen"})))
+            saved = tool_result(
+                server.response(server.call_tool("save_memory", {"content": "Kept in chosen"}))
+            )
         finally:
             server.close_stdin()
             assert server.wait() == 0, logs_of(process_env, tmp_path / "stderr.log")

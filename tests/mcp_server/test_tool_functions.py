@@ -17,7 +17,9 @@ pytestmark = pytest.mark.anyio
 async def test_tools_called_directly_save_pin_and_list_on_a_real_store(service: MemoryService) -> None:
     calls = ServiceCalls(service)
 
-    saved = await tools.save_memory(calls, "I prefer green tea in the afternoon", Context(), platform="cursor")
+    saved = await tools.save_memory(
+        calls, "I prefer green tea in the afternoon", Context(), platform="cursor"
+    )
     pinned = await tools.pin_memory(calls, saved.id)
     listed = await tools.list_memories(calls, bucket="preference")
 
@@ -45,5 +47,9 @@ async def test_the_server_lists_exactly_the_tool_functions_in_order(server: Tall
 
     assert [t.name for t in listed] == [spec.name for spec in TOOLS]
     for spec, tool in zip(TOOLS, listed, strict=True):
-        assert (tool.title, tool.description, tool.annotations) == (spec.title, spec.description, spec.annotations)
+        assert (tool.title, tool.description, tool.annotations) == (
+            spec.title,
+            spec.description,
+            spec.annotations,
+        )
         assert "calls" not in tool.input_schema["properties"]

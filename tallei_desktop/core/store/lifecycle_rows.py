@@ -105,7 +105,6 @@ def _platforms(conn: apsw.Connection, rowids: Sequence[int]) -> dict[int, frozen
     return {r: frozenset(ps) for r, ps in out.items()}
 
 
-
 @dataclass(frozen=True, slots=True)
 class Outcome:
     """What finishing one memory changed, by public id."""

@@ -10,6 +10,8 @@ Training pairs, all from the development side (the held-out sets are never read 
   ``pair_train_conflicts.tsv`` and ``pair_train_seen*.tsv`` (earlier held-out sets, each measured
   once and looked at since): updates (one assistant, a newer value), conflicts (negation, no shared
   words, contradiction) and compatible pairs (same shape, additive, unrelated);
+* ``tests/core/data/pair_train_attributes.tsv``: two things said about one subject by one
+  assistant ("Ruth is 34" / "Ruth is a nurse"), both of which stand;
 * ``tests/core/data/pair_train_lists.tsv``, ``pair_train_seen*_lists.tsv`` and
   ``pair_train_conflicts_lists.tsv``: lists of distinct same-shaped memories (other hosts, rooms,
   colleagues, relatives), every pair inside a list compatible;

@@ -56,6 +56,7 @@ PAIR_TRAIN_FILES = (
     DATA / "pair_train_seen9.tsv",
     DATA / "pair_train_updates.tsv",
     DATA / "pair_train_conflicts.tsv",
+    DATA / "pair_train_attributes.tsv",
     *UNRELATED_PAIR_FILES,
 )
 PAIR_TRAIN_LIST_FILES = (

@@ -270,6 +270,10 @@ def test_another_value_of_one_field_says_it_replaces(old: str, new: str, changed
         # The same value, or one that only adds to the other, changes nothing.
         ("Gym: PulseFit", "The gym is PulseFit", False),
         ("Home city is Porto.", "Home city: Porto, Portugal", False),
+        # Values of two kinds are two things said about one subject.
+        ("Ruth is 34", "Ruth is a nurse", False),
+        ("My dentist is Dr Amadi", "My dentist is in Headingley", False),
+        ("Project Atlas is written in Go", "Project Atlas is due in March", False),
         # Two slots, a slot of many values, a line of dialogue, a sentence of no slot.
         ("Dentist: Dr Amadi", "Optician: Dr Lindqvist", False),
         ("Languages: Dutch", "Languages: Korean", False),
@@ -282,6 +286,27 @@ def test_another_value_of_one_slot_in_either_wording(old: str, new: str, changed
     if changed:
         decision = decide(Case(_new(new), (_old(old, 0.8),), True), SURE)
         assert [c.id for c in decision.superseded] == ["o1"]
+
+
+#: Two things said about one subject by one assistant: both stand, however alike their frames.
+TWO_THINGS_ABOUT_ONE = (
+    ("Ruth is 34", "Ruth is a nurse"),
+    ("My sister is a nurse", "My sister is in Leeds"),
+    ("Kofi is on the payments team", "Kofi is based in Leeds"),
+    ("The office is in Leeds", "The office is open until 6pm"),
+    ("My dentist is Dr Amadi", "My dentist is in Headingley"),
+    ("Project Atlas is written in Go", "Project Atlas is due in March"),
+)
+
+
+def test_the_shipped_model_retires_nothing_for_two_things_about_one_subject(
+    real_embedder: FastEmbedEmbedder,
+) -> None:
+    model = load_pair_model()
+    for first, second in TWO_THINGS_ABOUT_ONE:
+        a, b = np.asarray(real_embedder.embed([first, second]))
+        case = Case(_new(second), (_old(first, float(a @ b)),), True)
+        assert decide(case, model).superseded == (), (first, second)
 
 
 @pytest.mark.parametrize(

@@ -58,7 +58,7 @@ __all__ = [
 ]
 
 #: Bumped whenever :func:`pair_features` changes, so weights trained on other features are refused.
-FEATURE_VERSION = 6
+FEATURE_VERSION = 7
 WEIGHTS_FILE = "pair_model.json"
 
 FEATURES: tuple[str, ...] = (
@@ -251,11 +251,27 @@ _STATE = re.compile(r"^\s*([^:\n]{1,60}?)\s+(?:is|are|was|were|will be)\s+(.+)$"
 _SLOT_WORDS = 5
 
 
+def _value_shape(value: str) -> str:
+    """What kind of value a text gives after its slot, read from its first word past an article: a
+    name, number or identifier ("Dr Amadi", "34", "pg-staging.internal"), else the word itself ("in
+    Leeds", "on the payments team", "a nurse", "written in Go"). "Ruth is 34" and "Ruth is a nurse",
+    "Project Atlas is written in Go" and "… is due in March" say two things about one subject, not
+    two values of one."""
+    words = [t for t in re.findall(r"[\w'.+#-]+", value) if t.casefold() not in ("a", "an", "the")]
+    if not words:
+        return ""
+    first = words[0].strip(".'-")
+    if first[:1].isupper() or any(ch.isdigit() or ch in "-._/" for ch in first):
+        return "name or number"
+    return first.casefold()
+
+
 @lru_cache(maxsize=_TEXTS_CACHED)
-def _slot(text: str) -> tuple[tuple[str, ...], str] | None:
-    """What one value is given for, and the value, in a field or a statement of what something is:
-    "Mortgage rate: 5.3% fixed" and "The mortgage rate is 4.1% fixed" both give the mortgage rate a
-    value. None for anything else, for a line of dialogue, and for a field of many values."""
+def _slot(text: str) -> tuple[tuple[str, ...], str, str] | None:
+    """What one value is given for, the value, and the value's shape (:func:`_value_shape`), in a
+    field or a statement of what something is: "Mortgage rate: 5.3% fixed" and "The mortgage rate
+    is 4.1% fixed" both give the mortgage rate a value. None for anything else, for a line of
+    dialogue, and for a field of many values."""
     found = _LABEL.match(text)
     if found is not None:
         if is_dialogue(text):
@@ -267,6 +283,7 @@ def _slot(text: str) -> tuple[tuple[str, ...], str] | None:
             return None
         label, value = state.group(1), state.group(2)
     words = [w for w in _words(label) if w and w not in _SLOT_NOISE and w not in _DETERMINERS]
+    shape = _value_shape(value)
     value = " ".join(_words(value))
     if not words or len(words) > _SLOT_WORDS or not value:
         return None
@@ -274,16 +291,17 @@ def _slot(text: str) -> tuple[tuple[str, ...], str] | None:
         # "Languages: Dutch", "Kids are …": a slot of many values; one more adds to it ("Office
         # hours: …" is one).
         return None
-    return tuple(words), value
+    return tuple(words), value, shape
 
 
 def slot_value_changed(old: str, new: str) -> bool:
-    """Both give one slot a value, in a field or a statement, and not the same one: "Staging database
-    host is db-stg-01" / "Staging database host: pg-staging-east.internal", "Address: 14 Alder
-    Lane" / "New address: Flat 3, 92 Wexford Road". A value that only adds to the other ("Berlin" /
-    "Berlin, Mitte") changes nothing."""
+    """Both give one slot a value of one kind, in a field or a statement, and not the same one:
+    "Staging database host is db-stg-01" / "Staging database host: pg-staging-east.internal",
+    "Address: 14 Alder Lane" / "New address: Flat 3, 92 Wexford Road". A value that only adds to
+    the other ("Berlin" / "Berlin, Mitte") changes nothing, and values of two kinds are two things
+    said about one subject ("My dentist is Dr Amadi" / "My dentist is in Headingley")."""
     a, b = _slot(old), _slot(new)
-    if a is None or b is None or a[0] != b[0]:
+    if a is None or b is None or a[0] != b[0] or a[2] != b[2]:
         return False
     return a[1] not in b[1] and b[1] not in a[1]
 

@@ -257,7 +257,7 @@ def _value_shape(value: str) -> str:
     Leeds", "on the payments team", "a nurse", "written in Go"). "Ruth is 34" and "Ruth is a nurse",
     "Project Atlas is written in Go" and "… is due in March" say two things about one subject, not
     two values of one."""
-    words = [t for t in re.findall(r"[\w'.+#-]+", value) if t.casefold() not in ("a", "an", "the")]
+    words: list[str] = [t for t in re.findall(r"[\w'.+#-]+", value) if t.casefold() not in ("a", "an", "the")]
     if not words:
         return ""
     first = words[0].strip(".'-")

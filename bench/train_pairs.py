@@ -102,8 +102,13 @@ LOCOMO_MIN_SIMILARITY = 0.5
 LOCOMO_FORMATS = ("plain", "dated", "sentences")
 LOCOMO_PER_FORMAT = 500
 #: At most this share of the background pairs (conversation turns, unrelated memories) may reach a
-#: threshold: a false alarm on what a store mostly holds.
-FALSE_ALARMS = 0.01
+#: threshold: a false alarm on what a store mostly holds. Asking costs the person a click and
+#: retiring hides a memory from every assistant, so the question may come twice as often. (The
+#: benchmark corpus's memories are filled from templates at random, and some of its alike pairs do
+#: disagree, "… assume I'm in the Zurich time zone" / "… in the Oslo time zone": a share of what
+#: the ask cap counts as false alarms is right.)
+ASK_FALSE_ALARMS = 0.02
+RETIRE_FALSE_ALARMS = 0.01
 LOCOMO_SEED = 20261202
 #: Memories of the benchmark corpus (bench/corpus.py) from a seed of their own (the engine benchmark's
 #: store is never trained on), and how many of their alike pairs join, per kind of memory.
@@ -122,7 +127,7 @@ class Example:
     #: Saved by one assistant: the case where an incompatible pair supersedes.
     same_platform: bool = False
     #: About different things (conversation turns, unrelated memories): what a store mostly holds,
-    #: where a flag is a false alarm (see ``FALSE_ALARMS``).
+    #: where a flag is a false alarm (see ``ASK_FALSE_ALARMS``).
     background: bool = False
     #: From a set written apart from the code, as a held-out set is (``pair_train_seen*``): what
     #: assistants save, without pairs written to be hard for the model.
@@ -296,24 +301,24 @@ def thresholds(
 
     ``conflict_at`` is the lowest probability at which the flags on the pairs written apart from the
     code (``apart``: the earlier held-out sets) are CONFLICT_PRECISION precise, and which at most
-    FALSE_ALARMS of all background pairs reach (the features never see the platforms, so every
+    ASK_FALSE_ALARMS of all background pairs reach (the features never see the platforms, so every
     background pair says how often pairs about different things reach it). The other written pairs
     were written to be hard for the model, lookalikes above all, and judged on them the threshold
     asked the person about too little on every held-out set; a question asked in vain costs a click,
     and the background cap keeps it rare on what a store mostly holds.
 
     ``supersede_at`` is the lowest at which one assistant's written pairs' retirements are
-    SUPERSEDE_PRECISION precise, never below ``conflict_at``, and which at most FALSE_ALARMS of one
-    assistant's background pairs reach: a wrong retirement hides a memory and nobody is asked."""
+    SUPERSEDE_PRECISION precise, never below ``conflict_at``, and which at most RETIRE_FALSE_ALARMS of
+    one assistant's background pairs reach: a wrong retirement hides a memory and nobody is asked."""
     written = ~background
     conflict_at = max(
         lowest_threshold(p[~one & apart], y[~one & apart], CONFLICT_PRECISION),
-        rarely_reached(p[background], FALSE_ALARMS),
+        rarely_reached(p[background], ASK_FALSE_ALARMS),
     )
     supersede_at = max(
         conflict_at,
         lowest_threshold(p[one & written], y[one & written], SUPERSEDE_PRECISION),
-        rarely_reached(p[one & background], FALSE_ALARMS),
+        rarely_reached(p[one & background], RETIRE_FALSE_ALARMS),
     )
     return conflict_at, supersede_at
 

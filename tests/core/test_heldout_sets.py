@@ -54,6 +54,8 @@ PAIR_TRAIN_FILES = (
     DATA / "pair_train_seen7.tsv",
     DATA / "pair_train_seen8.tsv",
     DATA / "pair_train_seen9.tsv",
+    DATA / "pair_train_seen10.tsv",
+    DATA / "pair_train_seen11.tsv",
     DATA / "pair_train_updates.tsv",
     DATA / "pair_train_conflicts.tsv",
     DATA / "pair_train_attributes.tsv",
@@ -70,6 +72,8 @@ PAIR_TRAIN_LIST_FILES = (
     DATA / "pair_train_seen7_lists.tsv",
     DATA / "pair_train_seen8_lists.tsv",
     DATA / "pair_train_seen9_lists.tsv",
+    DATA / "pair_train_seen10_lists.tsv",
+    DATA / "pair_train_seen11_lists.tsv",
     DATA / "pair_train_conflicts_lists.tsv",
 )
 #: The training and development sets: no held-out sentence may appear in them.

@@ -13,6 +13,7 @@ from tallei_desktop.core.lifecycle.pairs import (
     FEATURES,
     Network,
     PairModel,
+    another_predicate,
     field_value_changed,
     is_dialogue,
     load_pair_model,
@@ -21,6 +22,7 @@ from tallei_desktop.core.lifecycle.pairs import (
     pair_features,
     slot_value_changed,
     subjects_differ,
+    two_values_swapped,
 )
 from tallei_desktop.core.models import Bucket, MemoryStatus, MemoryType
 from tallei_desktop.core.service import MemoryService
@@ -325,6 +327,43 @@ def test_the_shipped_model_retires_nothing_for_two_things_about_one_subject(
 )
 def test_a_number_swapped_in_one_frame(old: str, new: str, swapped: bool) -> None:
     assert number_swapped_in_one_frame(old, new) is swapped
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "two_things"),
+    [
+        ("Sister Hannah lives in Melbourne.", "Sister Hannah is a paediatric nurse.", True),
+        ("Father-in-law Ken is 74.", "Father-in-law Ken lives in a bungalow in Norfolk.", True),
+        ("The monorepo uses pnpm workspaces.", "The monorepo runs CI on GitHub Actions.", True),
+        # One verb, another value: one thing said twice.
+        ("Ruth is 34", "Ruth is a nurse", False),
+        ("Lives in Porto", "Lives in Braga", False),
+        # A verb that says the thing changed is an update's; a negated one says the opposite.
+        ("Omar is 9", "Omar turned 10", False),
+        ("Ana drinks wine", "Ana doesn't drink", False),
+        # No subject shared, or only "User" and "The".
+        ("User prefers tea", "User likes coffee", False),
+        ("The API runs on port 8080", "API listens on port 3000", False),
+    ],
+)
+def test_two_verbs_after_one_subject(old: str, new: str, two_things: bool) -> None:
+    assert another_predicate(old, new) is two_things
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "two_things"),
+    [
+        ("Prefers Black for Python formatting.", "Prefers gofmt defaults for Go formatting.", True),
+        ("Frontend repo uses Vite.", "Docs repo uses Docusaurus.", True),
+        ("His mother is 67.", "His father is 71.", True),
+        # One run swapped, whatever else is added or dropped: one value.
+        ("Works at Spotify as a data engineer", "Works at Klarna as a data engineer", False),
+        ("Chose a Toyota RAV4 hybrid as the family car", "Chose a Volvo XC40 as the family car", False),
+        ("Cat Mochi is 2 years old", "Mochi is 3 years old", False),
+    ],
+)
+def test_two_runs_of_words_swapped(old: str, new: str, two_things: bool) -> None:
+    assert two_values_swapped(old, new) is two_things
 
 
 @pytest.mark.parametrize(

@@ -35,13 +35,27 @@ ASKING = (
 def test_the_ask_threshold_is_judged_on_the_sets_written_apart_and_capped_by_the_background() -> None:
     conflict_at, supersede_at = train_pairs.thresholds(*_pairs(*ASKING))
     # The lowest probability at which the sets written apart are 0.90 precise, and which no more
-    # than 1 % of the background reaches.
+    # than 2 % of the background reaches.
     assert conflict_at == 0.45
     assert supersede_at >= conflict_at
-    # Two more background pairs at 0.6 (3 of 202 reach it, more than 1 %): the cap lifts the
-    # threshold above them.
-    louder = _pairs(*ASKING, (2, 0.6, False, True, True, False))
+    # Two more background pairs at 0.6 (3 of 202 reach it, under 2 %): still asked.
+    assert train_pairs.thresholds(*_pairs(*ASKING, (2, 0.6, False, True, True, False)))[0] == 0.45
+    # Four more (5 of 204, over 2 %): the cap lifts the threshold above them.
+    louder = _pairs(*ASKING, (4, 0.6, False, True, True, False))
     assert train_pairs.thresholds(*louder)[0] > 0.6
+
+
+def test_retiring_may_reach_half_as_much_of_the_background_as_asking() -> None:
+    p, y, one, background, apart = _pairs(
+        (1, 0.5, True, False, False, True),
+        (40, 0.9, True, True, False, False),
+        # One assistant's background: 3 of 200 at 0.9, over 1 % and under 2 %.
+        (3, 0.9, False, True, True, False),
+        (197, 0.05, False, True, True, False),
+    )
+    conflict_at, supersede_at = train_pairs.thresholds(p, y, one, background, apart)
+    assert conflict_at == 0.5
+    assert supersede_at > 0.9
 
 
 def test_the_retire_threshold_is_judged_on_every_written_pair_of_one_assistant() -> None:

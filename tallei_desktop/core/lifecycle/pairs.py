@@ -6,9 +6,9 @@ Contract:
   similarity of their embeddings into a fixed vector of ``FEATURES``. It is pure: words, negation,
   exclusion and update cues, the entity each is about, how the two differ (one value swapped,
   a number changed in one frame, another value of one slot whether written as a field or a
-  sentence, the subject changed), and what kind of thing their words name (:mod:`.kinds`:
-  two of one kind, a case of what the other rules out, opposites). No I/O beyond reading the
-  shipped word kinds once, no randomness.
+  sentence, the subject changed, one subject with two verbs, two runs of words swapped), and what
+  kind of thing their words name (:mod:`.kinds`: two of one kind, a case of what the other rules
+  out, opposites). No I/O beyond reading the shipped word kinds once, no randomness.
 - ``PairModel.incompatible(old, new, similarity)`` is the probability (a few small networks over
   those features, averaged) that both cannot stand: an update when one assistant says it, a
   conflict across two.
@@ -40,6 +40,7 @@ from tallei_desktop.core.lifecycle.kinds import (
     ruled_out_by_definition,
 )
 from tallei_desktop.core.lifecycle.text import (
+    NEGATORS,
     claims_differ,
     content_sequence,
     distinctive_tokens,
@@ -58,7 +59,7 @@ __all__ = [
 ]
 
 #: Bumped whenever :func:`pair_features` changes, so weights trained on other features are refused.
-FEATURE_VERSION = 7
+FEATURE_VERSION = 8
 WEIGHTS_FILE = "pair_model.json"
 
 FEATURES: tuple[str, ...] = (
@@ -99,6 +100,8 @@ FEATURES: tuple[str, ...] = (
     "opposite_named",
     "slot_value_changed",
     "number_swapped_in_one_frame",
+    "another_predicate",
+    "two_values_swapped",
 )
 
 #: Each reading of a text is kept for the next pair it is part of (see text.py).
@@ -315,6 +318,44 @@ def number_swapped_in_one_frame(old: str, new: str) -> bool:
     words_old = {w for w in content_sequence(old) if not _NUMBER_ONLY.fullmatch(w)}
     words_new = {w for w in content_sequence(new) if not _NUMBER_ONLY.fullmatch(w)}
     return bool(words_old) and bool(words_new) and (words_old <= words_new or words_new <= words_old)
+
+
+#: Words that say what something is or has, or does in the present: the verb after a subject.
+_PREDICATES = _COPULA | frozenset("has have had am".split())
+
+
+def _predicate_like(word: str) -> bool:
+    return word in _PREDICATES or (
+        _verb_like(word) and word not in _VERB_NEXT and word not in _DETERMINERS and not word.endswith("'s")
+    )
+
+
+def another_predicate(old: str, new: str) -> bool:
+    """Both open with one subject and then say two different things of it, with two verbs: "Sister
+    Hannah lives in Melbourne" / "Sister Hannah is a paediatric nurse", "The monorepo uses pnpm" /
+    "The monorepo runs CI on …". A verb that says the thing changed ("moved", "turned") is an
+    update's, and a subject of determiners alone ("User …", "The …") is no subject."""
+    words_old, words_new = _words(old), _words(new)
+    shared = 0
+    while shared < min(len(words_old), len(words_new)) and words_old[shared] == words_new[shared]:
+        shared += 1
+    if shared == 0 or shared >= min(len(words_old), len(words_new)):
+        return False
+    if all(w in _DETERMINERS or w in _SLOT_NOISE for w in words_old[:shared]):
+        return False
+    verb_old, verb_new = words_old[shared], words_new[shared]
+    if any(v in _UPDATE_WORDS or v in NEGATORS or v.endswith("n't") for v in (verb_old, verb_new)):
+        return False
+    return _predicate_like(verb_old) and _predicate_like(verb_new)
+
+
+def two_values_swapped(old: str, new: str) -> bool:
+    """Two runs of words swapped, with the same words between them: the value and what it is for
+    both differ, so the two are about two things ("Prefers Black for Python formatting" / "Prefers
+    gofmt defaults for Go formatting", "Frontend repo uses Vite" / "Docs repo uses Docusaurus").
+    Read on every word, "for" and "uses" too, which is what keeps the two runs apart."""
+    edits = difflib.SequenceMatcher(a=_words(old), b=_words(new), autojunk=False).get_opcodes()
+    return sum(op[0] == "replace" for op in edits) >= 2
 
 
 def field_value_changed(old: str, new: str) -> bool:
@@ -585,6 +626,8 @@ def pair_features(old: str, new: str, similarity: float, *, preference: bool) ->
         float(opposite_named(old, new)),
         float(slot_value_changed(old, new)),
         float(number_swapped_in_one_frame(old, new)),
+        float(another_predicate(old, new)),
+        float(two_values_swapped(old, new)),
     ]
 
 

@@ -15,6 +15,7 @@ from tallei_desktop.core.lifecycle.pairs import (
     PairModel,
     another_predicate,
     field_value_changed,
+    fields_differ,
     is_dialogue,
     load_pair_model,
     number_swapped_in_one_frame,
@@ -327,6 +328,28 @@ def test_the_shipped_model_retires_nothing_for_two_things_about_one_subject(
 )
 def test_a_number_swapped_in_one_frame(old: str, new: str, swapped: bool) -> None:
     assert number_swapped_in_one_frame(old, new) is swapped
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "apart"),
+    [
+        ("Morning tea: Assam with milk", "Evening tea: peppermint", True),
+        ("Dentist: Dr Amadi", "Optician: Dr Lindqvist", True),
+        # A name that holds the other's, or differs by a word saying the value is new: one slot.
+        ("Theme: Solarized Light", "Editor theme: One Dark Pro", False),
+        ("Address: 14 Alder Lane", "New address: 3 Wexford Road", False),
+        # Not two fields: a sentence, or lines of dialogue.
+        ("Morning tea: Assam with milk", "Drinks peppermint tea in the evening", False),
+        ("Tim: Thanks!", "Ana: Bye!", False),
+    ],
+)
+def test_two_fields_of_other_names_are_two_slots_and_neither_retires(old: str, new: str, apart: bool) -> None:
+    assert fields_differ(old, new) is apart
+    # A preference retires another whenever the model is sure, unless the two are two slots.
+    preference = MemoryType.PREFERENCE
+    decision = decide(Case(_new(new, mtype=preference), (_old(old, 0.8, mtype=preference),), True), SURE)
+    dialogue = is_dialogue(old) and is_dialogue(new)
+    assert [c.id for c in decision.superseded] == ([] if apart or dialogue else ["o1"])
 
 
 @pytest.mark.parametrize(

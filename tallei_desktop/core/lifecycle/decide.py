@@ -20,8 +20,9 @@ Rules (among *active* memories; similarity is the cosine of the two all-MiniLM-L
     stay. A new memory that would retire two or more at once, or that is at odds with two or more of
     the assistant's memories at the ask threshold ``conflict_at``, is one more of a list, and
     retires none; nor does one about another
-    named person or thing ("Kofi works on …" after "Ines works on …"), nor one line of dialogue
-    another ("[2 August] Tim: Thanks." / "[2 January] Tim: Wow!": words said at two times);
+    named person or thing ("Kofi works on …" after "Ines works on …"), nor a field of another name
+    ("Evening tea: …" after "Morning tea: …"), nor one line of dialogue another ("[2 August] Tim:
+    Thanks." / "[2 January] Tim: Wow!": words said at two times);
   - **another assistant** (one that never saved or confirmed the older one): a **conflict**.
 * Without vectors (semantic search off) only preferences are compared, by words: two shared subject
   words make one subject, and a plain swap of one value (:func:`~.text.claims_differ`) from the same
@@ -37,6 +38,7 @@ from dataclasses import dataclass
 from tallei_desktop.core.lifecycle.pairs import (
     PairModel,
     field_value_changed,
+    fields_differ,
     is_dialogue,
     load_pair_model,
     names_old_value,
@@ -123,6 +125,7 @@ def _incompatible(new: NewMemory, old: Candidate, model: PairModel) -> tuple[boo
         p >= model.supersede_at
         and _says_it_replaces(new, old)
         and not subjects_differ(old.content, new.content)
+        and not fields_differ(old.content, new.content)
         and not (is_dialogue(old.content) and is_dialogue(new.content))
     )
     return p >= model.conflict_at, retire

@@ -38,6 +38,7 @@ from tallei_desktop.core.lifecycle.text import NEGATORS, STANCE_WORDS
 
 __all__ = [
     "case_of_excluded",
+    "is_verb",
     "kind_swapped",
     "kinds_available",
     "opposite_named",
@@ -175,6 +176,16 @@ _BEFORE_A_VERB = frozenset(
     longer don't doesn't didn't won't can't cannot
     """.split()
 )
+
+
+def is_verb(word: str) -> bool:
+    """Whether ``word`` (lower case), or the word it is the third person of ("lives", "teaches"), is a
+    verb WordNet knows; False without the word-kinds file."""
+    lexicon = _lexicon()
+    if lexicon is None:
+        return False
+    forms = (word, word[:-1] if word.endswith("s") else "", word[:-2] if word.endswith("es") else "")
+    return any(form in lexicon.verbs for form in forms if form)
 
 
 def _reads_as_verb(lexicon: _Lexicon, tokens: list[str], i: int) -> bool:

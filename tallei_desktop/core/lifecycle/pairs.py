@@ -35,6 +35,7 @@ import numpy.typing as npt
 
 from tallei_desktop.core.lifecycle.kinds import (
     case_of_excluded,
+    is_verb,
     kind_swapped,
     opposite_named,
     ruled_out_by_definition,
@@ -53,6 +54,7 @@ __all__ = [
     "FEATURES",
     "FEATURE_VERSION",
     "PairModel",
+    "fields_differ",
     "is_dialogue",
     "load_pair_model",
     "pair_features",
@@ -320,33 +322,48 @@ def number_swapped_in_one_frame(old: str, new: str) -> bool:
     return bool(words_old) and bool(words_new) and (words_old <= words_new or words_new <= words_old)
 
 
-#: Words that say what something is or has, or does in the present: the verb after a subject.
-_PREDICATES = _COPULA | frozenset("has have had am".split())
+#: Words that say what something is, has or will be, on their own or before another verb.
+_AUXILIARIES = _COPULA | frozenset("has have had will am".split())
+#: After an auxiliary, words that make it one thing said in another tense ("was moved to", "has
+#: been pushed back", "is now"): an update's wording, not a second thing.
+_TENSE = frozenset("been being now".split())
 
 
 def _predicate_like(word: str) -> bool:
-    return word in _PREDICATES or (
-        _verb_like(word) and word not in _VERB_NEXT and word not in _DETERMINERS and not word.endswith("'s")
+    """An auxiliary, or a verb in the third person ("lives", "runs", "teaches")."""
+    return word in _AUXILIARIES or (
+        len(word) > 3 and word.endswith("s") and not word.endswith("ss") and is_verb(word)
     )
 
 
 def another_predicate(old: str, new: str) -> bool:
     """Both open with one subject and then say two different things of it, with two verbs: "Sister
     Hannah lives in Melbourne" / "Sister Hannah is a paediatric nurse", "The monorepo uses pnpm" /
-    "The monorepo runs CI on …". A verb that says the thing changed ("moved", "turned") is an
-    update's, and a subject of determiners alone ("User …", "The …") is no subject."""
+    "The monorepo runs CI on …". Not when the shared words hold a verb themselves (they are a frame:
+    "Wants the summary on Mondays" / "… on Fridays"), nor a subject of determiners alone ("User …",
+    "The …"); not when a verb says the thing changed ("moved", "turned") or is negated, nor for one
+    thing in two tenses ("is planned for June" / "has been pushed back", "was upgraded to")."""
     words_old, words_new = _words(old), _words(new)
     shared = 0
     while shared < min(len(words_old), len(words_new)) and words_old[shared] == words_new[shared]:
         shared += 1
     if shared == 0 or shared >= min(len(words_old), len(words_new)):
         return False
-    if all(w in _DETERMINERS or w in _SLOT_NOISE for w in words_old[:shared]):
+    subject = words_old[:shared]
+    if all(w in _DETERMINERS or w in _SLOT_NOISE for w in subject) or any(map(_predicate_like, subject)):
         return False
-    verb_old, verb_new = words_old[shared], words_new[shared]
-    if any(v in _UPDATE_WORDS or v in NEGATORS or v.endswith("n't") for v in (verb_old, verb_new)):
+    verbs = (words_old[shared], words_new[shared])
+    if any(v in _UPDATE_WORDS or v in NEGATORS or v.endswith("n't") for v in verbs):
         return False
-    return _predicate_like(verb_old) and _predicate_like(verb_new)
+    if all(v in _AUXILIARIES for v in verbs):
+        return False
+    for words in (words_old, words_new):
+        after = words[shared + 1] if shared + 1 < len(words) else ""
+        if words[shared] in _AUXILIARIES and (
+            after in _UPDATE_WORDS or after in _TENSE or after.endswith("ed")
+        ):
+            return False
+    return all(map(_predicate_like, verbs))
 
 
 def two_values_swapped(old: str, new: str) -> bool:
@@ -356,6 +373,20 @@ def two_values_swapped(old: str, new: str) -> bool:
     Read on every word, "for" and "uses" too, which is what keeps the two runs apart."""
     edits = difflib.SequenceMatcher(a=_words(old), b=_words(new), autojunk=False).get_opcodes()
     return sum(op[0] == "replace" for op in edits) >= 2
+
+
+def fields_differ(old: str, new: str) -> bool:
+    """Both are fields, and neither field's name holds the other's (words saying the value is new or
+    chosen aside): two slots, such as "Morning tea: …" / "Evening tea: …" or "Dentist: …" /
+    "Optician: …". "Theme: …" / "Editor theme: …" and "Address: …" / "New address: …" may be one."""
+    if is_dialogue(old) or is_dialogue(new):
+        return False
+    label_old, label_new = _label(old), _label(new)
+    if label_old is None or label_new is None:
+        return False
+    words_old = {w for w in _words(label_old) if w not in _SLOT_NOISE and w not in _DETERMINERS}
+    words_new = {w for w in _words(label_new) if w not in _SLOT_NOISE and w not in _DETERMINERS}
+    return bool(words_old) and bool(words_new) and not (words_old <= words_new or words_new <= words_old)
 
 
 def field_value_changed(old: str, new: str) -> bool:

@@ -57,6 +57,7 @@ PAIR_TRAIN_FILES = (
     DATA / "pair_train_seen10.tsv",
     DATA / "pair_train_seen11.tsv",
     DATA / "pair_train_seen12.tsv",
+    DATA / "pair_train_seen13.tsv",
     DATA / "pair_train_updates.tsv",
     DATA / "pair_train_conflicts.tsv",
     DATA / "pair_train_attributes.tsv",
@@ -76,6 +77,7 @@ PAIR_TRAIN_LIST_FILES = (
     DATA / "pair_train_seen10_lists.tsv",
     DATA / "pair_train_seen11_lists.tsv",
     DATA / "pair_train_seen12_lists.tsv",
+    DATA / "pair_train_seen13_lists.tsv",
     DATA / "pair_train_conflicts_lists.tsv",
 )
 #: The training and development sets: no held-out sentence may appear in them.

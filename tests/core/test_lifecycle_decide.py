@@ -233,6 +233,26 @@ def test_the_shipped_model_round_trips_through_its_file() -> None:
         model.incompatible(*pair, preference=False), abs=1e-6
     )
     assert (again.supersede_at, again.conflict_at) == (model.supersede_at, model.conflict_at)
+    assert again.retire_at(preference=True) == model.retire_at(preference=True)
+    # Weights written before preferences had a threshold of their own retire them as facts.
+    document = json.loads(model.to_json())
+    del document["supersede_preference_at"]
+    older = PairModel.from_json(json.dumps(document))
+    assert older.retire_at(preference=True) == older.retire_at(preference=False) == model.supersede_at
+
+
+def test_a_preference_retires_at_its_own_threshold_and_a_fact_at_its_own() -> None:
+    # Every pair at p 0.73: over the preferences' threshold, under the facts'.
+    model = PairModel((_constant(1.0),), supersede_at=0.9, conflict_at=0.5, supersede_preference_at=0.7)
+    preference = MemoryType.PREFERENCE
+    taste = Case(
+        _new("Prefers gRPC between services", mtype=preference),
+        (_old("Prefers REST between services", 0.7, mtype=preference),),
+        True,
+    )
+    assert [c.id for c in decide(taste, model).superseded] == ["o1"]
+    fact = Case(_new("The staging host moved to db-7"), (_old("The staging host is db-3", 0.7),), True)
+    assert decide(fact, model).superseded == ()
 
 
 @pytest.mark.parametrize(

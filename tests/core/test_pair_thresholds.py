@@ -33,29 +33,15 @@ ASKING = (
 
 
 def test_the_ask_threshold_is_judged_on_the_sets_written_apart_and_capped_by_the_background() -> None:
-    conflict_at, supersede_at = train_pairs.thresholds(*_pairs(*ASKING))
+    conflict_at, supersede_at, _ = train_pairs.thresholds(*_pairs(*ASKING))
     # The lowest probability at which the sets written apart are 0.90 precise, and which no more
-    # than 2 % of the background reaches.
+    # than 1 % of the background reaches.
     assert conflict_at == 0.45
     assert supersede_at >= conflict_at
-    # Two more background pairs at 0.6 (3 of 202 reach it, under 2 %): still asked.
-    assert train_pairs.thresholds(*_pairs(*ASKING, (2, 0.6, False, True, True, False)))[0] == 0.45
-    # Four more (5 of 204, over 2 %): the cap lifts the threshold above them.
-    louder = _pairs(*ASKING, (4, 0.6, False, True, True, False))
+    # Two more background pairs at 0.6 (3 of 202 reach it, more than 1 %): the cap lifts the
+    # threshold above them.
+    louder = _pairs(*ASKING, (2, 0.6, False, True, True, False))
     assert train_pairs.thresholds(*louder)[0] > 0.6
-
-
-def test_retiring_may_reach_half_as_much_of_the_background_as_asking() -> None:
-    p, y, one, background, apart = _pairs(
-        (1, 0.5, True, False, False, True),
-        (40, 0.9, True, True, False, False),
-        # One assistant's background: 3 of 200 at 0.9, over 1 % and under 2 %.
-        (3, 0.9, False, True, True, False),
-        (197, 0.05, False, True, True, False),
-    )
-    conflict_at, supersede_at = train_pairs.thresholds(p, y, one, background, apart)
-    assert conflict_at == 0.5
-    assert supersede_at > 0.9
 
 
 def test_the_retire_threshold_is_judged_on_every_written_pair_of_one_assistant() -> None:
@@ -66,6 +52,29 @@ def test_the_retire_threshold_is_judged_on_every_written_pair_of_one_assistant()
         (2, 0.85, False, True, False, False),
         (100, 0.05, False, True, True, False),
     )
-    conflict_at, supersede_at = train_pairs.thresholds(p, y, one, background, apart)
+    conflict_at, supersede_at, _ = train_pairs.thresholds(p, y, one, background, apart)
     assert conflict_at == 0.5
     assert supersede_at == 0.9
+
+
+def test_preferences_and_facts_each_get_the_retire_threshold_their_own_pairs_need() -> None:
+    # (count, probability, incompatible, one assistant, background, apart), then whether a preference.
+    groups = (
+        (1, 0.5, True, False, False, True, False),
+        # Facts: updates at 0.9 and two lookalikes (other hosts) at 0.85.
+        (40, 0.9, True, True, False, False, False),
+        (2, 0.85, False, True, False, False, False),
+        # Preferences: changes of taste at 0.7, and no lookalike.
+        (40, 0.7, True, True, False, False, True),
+        (100, 0.05, False, True, True, False, False),
+    )
+    rows = [g for g in groups for _ in range(g[0])]
+    p, y, one, background, apart, preference = (np.array([r[i] for r in rows]) for i in range(1, 7))
+    mask = (one.astype(bool), background.astype(bool), apart.astype(bool))
+    conflict_at, supersede_at, supersede_preference_at = train_pairs.thresholds(
+        p, y.astype(float), *mask, preference.astype(bool)
+    )
+    assert (conflict_at, supersede_at, supersede_preference_at) == (0.5, 0.9, 0.7)
+    # Judged together, the facts' lookalikes set the preferences' threshold too.
+    together = train_pairs.thresholds(p, y.astype(float), *mask)
+    assert together[1] == together[2] == 0.9

@@ -13,7 +13,8 @@ Rules (among *active* memories; similarity is the cosine of the two all-MiniLM-L
   (:mod:`.pairs`) gives at least its threshold: the two cannot both stand.
   - the older one is **pinned**: a conflict for the person (a pin is the person's own choice);
   - the **same assistant** saved both: the older one is **superseded** (kept, hidden, undoable),
-    only at the stricter ``supersede_at``, and for a fact or decision only when the new one says it
+    only at the stricter ``supersede_at`` (``supersede_preference_at`` for a preference, each
+    chosen on its own kind of pair), and for a fact or decision only when the new one says it
     replaces (a cue word, the old value named, another number, one value of a state swapped, one
     thing swapped for another of its kind, another value of one field or state in either wording):
     a wrong retirement hides a memory from every assistant and nobody is asked, so when unsure both
@@ -122,7 +123,7 @@ def _incompatible(new: NewMemory, old: Candidate, model: PairModel) -> tuple[boo
         old.content, new.content, old.similarity, preference=new.type is MemoryType.PREFERENCE
     )
     retire = (
-        p >= model.supersede_at
+        p >= model.retire_at(preference=new.type is MemoryType.PREFERENCE)
         and _says_it_replaces(new, old)
         and not subjects_differ(old.content, new.content)
         and not fields_differ(old.content, new.content)

@@ -12,8 +12,9 @@ Contract:
 - ``PairModel.incompatible(old, new, similarity)`` is the probability (a few small networks over
   those features, averaged) that both cannot stand: an update when one assistant says it, a
   conflict across two.
-  ``supersede_at`` and ``conflict_at`` are the thresholds the training chose, precision first: a wrong
-  retirement hides a memory from every assistant, so supersede needs the surer one.
+  ``supersede_at`` (facts and decisions), ``supersede_preference_at`` and ``conflict_at`` are the
+  thresholds the training chose, precision first: a wrong retirement hides a memory from every
+  assistant, so supersede needs the surer one.
 - ``load_pair_model()`` reads the weights shipped in the package (``data/pair_model.json``) once per
   process; ``bench/train_pairs.py`` writes that file from the labelled training pairs in
   tests/core/data/ (never from the held-out ones).
@@ -709,14 +710,22 @@ class PairModel:
     for it."""
 
     networks: tuple[Network, ...]
-    #: Same assistant: retire the older memory at or above this probability.
+    #: Same assistant: retire the older fact or decision at or above this probability.
     supersede_at: float
     #: Across assistants (or against a pinned memory): ask the person at or above this probability.
     conflict_at: float
+    #: Same assistant: retire the older preference at or above this probability (None: as a fact).
+    supersede_preference_at: float | None = None
 
     def __post_init__(self) -> None:
         if not self.networks:
             raise ValueError("the pair model needs at least one network")
+
+    def retire_at(self, *, preference: bool) -> float:
+        """The probability at or above which one assistant's newer memory retires the older."""
+        if preference and self.supersede_preference_at is not None:
+            return self.supersede_preference_at
+        return self.supersede_at
 
     def probability(self, x: npt.NDArray[np.float64]) -> float:
         """The averaged probability for one row of features."""
@@ -736,6 +745,7 @@ class PairModel:
             "feature_version": FEATURE_VERSION,
             "features": list(FEATURES),
             "supersede_at": round(self.supersede_at, 4),
+            "supersede_preference_at": round(self.retire_at(preference=True), 4),
             "conflict_at": round(self.conflict_at, 4),
             **extra,
             "networks": [network.as_json() for network in self.networks],
@@ -756,6 +766,7 @@ class PairModel:
             tuple(Network.from_json(n) for n in document["networks"]),
             float(document["supersede_at"]),
             float(document["conflict_at"]),
+            float(document.get("supersede_preference_at", document["supersede_at"])),
         )
 
 

@@ -257,6 +257,12 @@ _STATE = re.compile(r"^\s*([^:\n]{1,60}?)\s+(?:is|are|was|were|will be)\s+(.+)$"
 _SLOT_WORDS = 5
 
 
+def _slot_name(words: str) -> tuple[str, ...]:
+    """The words that name what a value is given for, without those that only say it is new or
+    chosen, pronouns and determiners ("New home address" → "home address")."""
+    return tuple(w for w in _words(words) if w and w not in _SLOT_NOISE and w not in _DETERMINERS)
+
+
 def _value_shape(value: str) -> str:
     """What kind of value a text gives after its slot, read from its first word past an article: a
     name, number or identifier ("Dr Amadi", "34", "pg-staging.internal"), else the word itself ("in
@@ -288,7 +294,7 @@ def _slot(text: str) -> tuple[tuple[str, ...], str, str] | None:
         if state is None:
             return None
         label, value = state.group(1), state.group(2)
-    words = [w for w in _words(label) if w and w not in _SLOT_NOISE and w not in _DETERMINERS]
+    words = _slot_name(label)
     shape = _value_shape(value)
     value = " ".join(_words(value))
     if not words or len(words) > _SLOT_WORDS or not value:
@@ -385,8 +391,7 @@ def fields_differ(old: str, new: str) -> bool:
     label_old, label_new = _label(old), _label(new)
     if label_old is None or label_new is None:
         return False
-    words_old = {w for w in _words(label_old) if w not in _SLOT_NOISE and w not in _DETERMINERS}
-    words_new = {w for w in _words(label_new) if w not in _SLOT_NOISE and w not in _DETERMINERS}
+    words_old, words_new = set(_slot_name(label_old)), set(_slot_name(label_new))
     return bool(words_old) and bool(words_new) and not (words_old <= words_new or words_new <= words_old)
 
 

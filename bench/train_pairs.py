@@ -25,17 +25,22 @@ Training pairs, all from the development side (the held-out sets are never read 
   of them may retire another;
 * alike records of the benchmark corpus (``bench/corpus.py``, from a seed of their own, never the
   engine benchmark's): each with its nearest earlier one of its type from the same assistant,
-  labelled compatible: records made from one template about other projects, people and teams.
+  labelled compatible: records made from one template about other projects, people and teams;
+* every neighbour a store compares a corpus fact or decision with (its twelve nearest in its
+  bucket, of its type, from any assistant, at any similarity), labelled compatible: other projects'
+  decisions and other people's facts, most of them far less alike than the nearest. They train, but
+  the false-alarm caps below are judged on the nearest alike pairs alone.
 
 The label is "incompatible" (update or conflict) against "compatible". Five small networks (32
 rectified units, a logistic output), each from its own seeded start by full-batch Adam with a
 squared-weight penalty, averaged. The thresholds come from five-fold cross-validation, precision
 first (:func:`thresholds`): ``conflict_at`` is the lowest probability at which the flags on two
 assistants' pairs from the sets written apart from the code (the earlier held-out sets) are at least
-0.90 precise and which at most 1 % of all background pairs (the unrelated pairs, the conversation
-turns and the corpus records) reach; ``supersede_at`` the lowest at which one assistant's written
-pairs of facts and decisions are retired 0.98 precisely, never below ``conflict_at``, and which at
-most 1 % of one assistant's background pairs of facts and decisions reach;
+0.90 precise and which at most 1 % of the background pairs (the unrelated pairs, the conversation
+turns and the corpus records with their nearest) reach; ``supersede_at`` the lowest at which one
+assistant's written pairs of facts and decisions are retired 0.98 precisely, never below
+``conflict_at``, and which at most 1 % of one assistant's background pairs of facts and decisions
+reach;
 ``supersede_preference_at`` the same, judged on preferences alone.
 Prints the cross-validated figures per source; ``--check`` compares with the shipped file instead
 of writing it and exits 1 if they differ.
@@ -48,7 +53,7 @@ import itertools
 import random
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -62,7 +67,7 @@ if str(BENCH_DIR) not in sys.path:
     sys.path.insert(0, str(BENCH_DIR))
 
 from common import resolve_model_dir, say  # noqa: E402
-from corpus import Corpus  # noqa: E402
+from corpus import Corpus, CorpusMemory  # noqa: E402
 from locomo import load_conversations, memory_texts  # noqa: E402
 
 from tallei_desktop.core.classify import classify  # noqa: E402
@@ -70,7 +75,8 @@ from tallei_desktop.core.embeddings import FastEmbedEmbedder  # noqa: E402
 from tallei_desktop.core.lifecycle.decide import JUDGED_TYPES  # noqa: E402
 from tallei_desktop.core.lifecycle.pairs import Network, PairModel, pair_features  # noqa: E402
 from tallei_desktop.core.lifecycle.text import is_duplicate  # noqa: E402
-from tallei_desktop.core.models import MemoryType  # noqa: E402
+from tallei_desktop.core.models import MemoryType, bucket_for  # noqa: E402
+from tallei_desktop.core.store.lifecycle_rows import NEIGHBOURS_K  # noqa: E402
 from tests.core.test_heldout_sets import (  # noqa: E402
     PAIR_TRAIN_FILES,
     PAIR_TRAIN_LIST_FILES,
@@ -113,6 +119,8 @@ LOCOMO_SEED = 20261202
 CORPUS_SEED = 20261204
 CORPUS_MEMORIES = 4000
 CORPUS_PAIRS = 500
+#: Corpus saves whose every compared neighbour joins as a compatible pair (see :func:`neighbour_examples`).
+NEIGHBOUR_SAVES = 500
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,6 +138,9 @@ class Example:
     #: From a set written apart from the code, as a held-out set is (``pair_train_seen*``): what
     #: assistants save, without pairs written to be hard for the model.
     apart: bool = False
+    #: One of every neighbour a store compares a save with, not only its nearest alike memory
+    #: (:func:`neighbour_examples`): it trains, and the false-alarm cap is judged without it.
+    every_neighbour: bool = False
 
 
 def labelled_examples() -> list[Example]:
@@ -203,18 +214,22 @@ def locomo_examples(embedder: FastEmbedEmbedder, data: Path) -> list[tuple[Examp
     return out
 
 
-def corpus_examples(embedder: FastEmbedEmbedder) -> list[tuple[Example, float]]:
-    """Each memory of the benchmark corpus with its nearest earlier one of the same type from the
-    same assistant, when alike enough: records made from the same templates about other projects,
-    people, teams and clients ("Our production cluster for Lumen runs 31 nodes …" / "… for Eclipse
-    runs 12 nodes …"), saved independently, so both stand. They join as background pairs, like the
-    conversation turns."""
+def _corpus(embedder: FastEmbedEmbedder) -> tuple[list[CorpusMemory], np.ndarray]:
+    """The training corpus's memories of a judged type, and their vectors."""
     memories = [
         m
         for m in Corpus(CORPUS_SEED, datetime(2026, 12, 1, tzinfo=UTC)).memories(CORPUS_MEMORIES)
         if MemoryType(m.type) in JUDGED_TYPES
     ]
-    vectors = np.asarray(embedder.embed([m.content for m in memories]))
+    return memories, np.asarray(embedder.embed([m.content for m in memories]))
+
+
+def corpus_examples(memories: list[CorpusMemory], vectors: np.ndarray) -> list[tuple[Example, float]]:
+    """Each memory of the benchmark corpus with its nearest earlier one of the same type from the
+    same assistant, when alike enough: records made from the same templates about other projects,
+    people, teams and clients ("Our production cluster for Lumen runs 31 nodes …" / "… for Eclipse
+    runs 12 nodes …"), saved independently, so both stand. They join as background pairs, like the
+    conversation turns."""
     out: list[tuple[Example, float]] = []
     for i in range(1, len(memories)):
         same = [
@@ -231,6 +246,41 @@ def corpus_examples(embedder: FastEmbedEmbedder) -> list[tuple[Example, float]]:
             preference = memories[i].type == MemoryType.PREFERENCE.value
             out.append((Example(old, new, False, "corpus", preference, True, True), float(sims[k])))
     return random.Random(CORPUS_SEED).sample(out, min(len(out), CORPUS_PAIRS))
+
+
+def neighbour_examples(memories: list[CorpusMemory], vectors: np.ndarray) -> list[tuple[Example, float]]:
+    """Each fact or decision of the corpus with every earlier memory of its type among its
+    ``NEIGHBOURS_K`` nearest in its bucket, from any assistant, at any similarity: what a store
+    compares a new memory with (core/store/lifecycle_rows.py), where the nearest alike pair alone
+    undercounts how often a save is asked about. Mostly other projects' decisions and other
+    people's facts ("We're going with Redis for Umbra notifications" / "Going with Phoenix for the
+    Granite frontend …"), labelled compatible. They train; the false-alarm cap stays judged on the
+    nearest alike pairs. The corpus's preferences stay out: they are one person's tastes filled at
+    random ("I prefer green tea over coffee in the morning" / "… rooibos …"), so two of them often
+    do disagree."""
+    buckets = [bucket_for(MemoryType(m.type)) for m in memories]
+    saves: list[list[tuple[Example, float]]] = []
+    for i in range(1, len(memories)):
+        if memories[i].type == MemoryType.PREFERENCE.value:
+            continue
+        earlier = [j for j in range(i) if buckets[j] is buckets[i]]
+        sims = vectors[earlier] @ vectors[i]
+        compared: list[tuple[Example, float]] = []
+        for k in np.argsort(-sims)[:NEIGHBOURS_K]:
+            old, s = memories[earlier[k]], float(sims[k])
+            if old.type != memories[i].type:
+                continue
+            # A duplicate merges, and nothing else is compared.
+            if is_duplicate(memories[i].content, old.content, s):
+                compared = []
+                break
+            same = old.platform == memories[i].platform
+            example = Example(old.content, memories[i].content, False, "neighbours", False, same, True)
+            compared.append((replace(example, every_neighbour=True), s))
+        if compared:
+            saves.append(compared)
+    picked = random.Random(CORPUS_SEED).sample(saves, min(len(saves), NEIGHBOUR_SAVES))
+    return [pair for save in picked for pair in save]
 
 
 def fit_network(x: np.ndarray, y: np.ndarray, seed: int) -> Network:
@@ -298,6 +348,7 @@ def thresholds(
     background: np.ndarray,
     apart: np.ndarray,
     preference: np.ndarray | None = None,
+    capped: np.ndarray | None = None,
 ) -> tuple[float, float, float]:
     """(conflict_at, supersede_at, supersede_preference_at), each chosen on the pairs it rules on:
     conflicts on two assistants' pairs, supersede on one assistant's facts and decisions, and on
@@ -317,8 +368,11 @@ def thresholds(
     With ``preference`` given, it is chosen on facts and decisions, and ``supersede_preference_at``
     the same way on preferences: a preference is the person's taste, one at a time, and the
     lookalikes of facts (other hosts, other relatives) need not set how sure a change of taste must
-    be. Without it both are chosen on all pairs."""
+    be. Without it both are chosen on all pairs. ``capped`` marks the background pairs the caps are
+    judged on (all of them unless given)."""
     written = ~background
+    if capped is not None:
+        background = background & capped
     conflict_at = max(
         lowest_threshold(p[~one & apart], y[~one & apart], CONFLICT_PRECISION),
         rarely_reached(p[background], FALSE_ALARMS),
@@ -371,7 +425,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     vectors = np.asarray(embedder.embed([t for e in labelled for t in (e.old, e.new)]))
     sims = [float(vectors[2 * i] @ vectors[2 * i + 1]) for i in range(len(labelled))]
     pairs = list(zip(labelled, sims, strict=True)) + locomo_examples(embedder, args.data)
-    pairs += corpus_examples(embedder)
+    memories, corpus_vectors = _corpus(embedder)
+    pairs += corpus_examples(memories, corpus_vectors)
+    pairs += neighbour_examples(memories, corpus_vectors)
     x = np.array([pair_features(e.old, e.new, s, preference=e.preference) for e, s in pairs])
     y = np.array([float(e.incompatible) for e, _ in pairs])
     say(f"{len(pairs)} pairs: {int(y.sum())} incompatible, {int(len(y) - y.sum())} compatible")
@@ -388,14 +444,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     background = np.array([e.background for e, _ in pairs])
     apart = np.array([e.apart for e, _ in pairs])
     preference = np.array([e.preference for e, _ in pairs])
+    capped = np.array([not e.every_neighbour for e, _ in pairs])
     conflict_at, supersede_at, supersede_preference_at = thresholds(
-        held_apart, y, one, background, apart, preference
+        held_apart, y, one, background, apart, preference, capped
     )
+    nearest = background & capped
     s = scores(held_apart[~one & apart], y[~one & apart], conflict_at)
     say(
         f"cross-validated conflict at p >= {conflict_at:.3f} on {int((~one & apart).sum())} pairs written "
         f"apart: precision {s['precision']:.3f}, recall {s['recall']:.3f}, F1 {s['f1']:.3f}; background pairs "
-        f"reaching it: {int((held_apart[background] >= conflict_at).sum())} of {int(background.sum())}"
+        f"reaching it: {int((held_apart[nearest] >= conflict_at).sum())} of {int(nearest.sum())}"
     )
     for name, t, part in (
         ("conflict", conflict_at, ~one),
@@ -404,11 +462,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     ):
         written = part & ~background
         s = scores(held_apart[written], y[written], t)
-        reached = (held_apart[part & background] >= t).sum()
+        reached = (held_apart[part & nearest] >= t).sum()
         say(
             f"cross-validated {name} at p >= {t:.3f} on {int(written.sum())} written pairs: precision "
             f"{s['precision']:.3f}, recall {s['recall']:.3f}, F1 {s['f1']:.3f} (tp {s['tp']}, fp {s['fp']}, "
-            f"fn {s['fn']}); background pairs reaching it: {reached} of {int((part & background).sum())}"
+            f"fn {s['fn']}); background pairs reaching it: {reached} of {int((part & nearest).sum())}"
         )
     for source in sorted({e.source for e, _ in pairs}):
         idx = np.array([e.source == source for e, _ in pairs])

@@ -361,6 +361,17 @@ def test_a_number_swapped_in_one_frame(old: str, new: str, swapped: bool) -> Non
         # Not two fields: a sentence, or lines of dialogue.
         ("Morning tea: Assam with milk", "Drinks peppermint tea in the evening", False),
         ("Tim: Thanks!", "Ana: Bye!", False),
+        # Two cases a preference holds for, each opening its memory: two slots too.
+        (
+            "For work emails, prefers a concise, formal tone.",
+            "For birthday messages, prefers a warm tone.",
+            True,
+        ),
+        ("On trains, prefers a forward-facing seat.", "On planes, prefers an aisle seat.", True),
+        # The same case, or one that narrows the other, may be one slot; a case on one side only too.
+        ("On weekdays, wakes at 6:30.", "On weekdays, wakes at 7:15.", False),
+        ("On weekdays, has porridge.", "On weekdays at work, has granola.", False),
+        ("In the morning, drinks green tea.", "Drinks coffee now.", False),
     ],
 )
 def test_two_fields_of_other_names_are_two_slots_and_neither_retires(old: str, new: str, apart: bool) -> None:

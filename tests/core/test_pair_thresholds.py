@@ -78,3 +78,17 @@ def test_preferences_and_facts_each_get_the_retire_threshold_their_own_pairs_nee
     # Judged together, the facts' lookalikes set the preferences' threshold too.
     together = train_pairs.thresholds(p, y.astype(float), *mask)
     assert together[1] == together[2] == 0.9
+
+
+def test_every_neighbour_of_a_save_trains_but_the_cap_is_judged_on_the_nearest_alike_pairs() -> None:
+    p, y, one, background, apart = _pairs(
+        *ASKING,
+        # Every neighbour a store compares: 20 of 200 reach 0.6, ten times the cap's share.
+        (20, 0.6, False, True, True, False),
+        (180, 0.05, False, True, True, False),
+    )
+    capped = np.ones(len(p), dtype=bool)
+    capped[-200:] = False
+    # Counted in the cap, they would lift the ask threshold above them; left out, it stays.
+    assert train_pairs.thresholds(p, y, one, background, apart)[0] > 0.6
+    assert train_pairs.thresholds(p, y, one, background, apart, None, capped)[0] == 0.45

@@ -383,16 +383,31 @@ def two_values_swapped(old: str, new: str) -> bool:
 
 
 def fields_differ(old: str, new: str) -> bool:
-    """Both are fields, and neither field's name holds the other's (words saying the value is new or
-    chosen aside): two slots, such as "Morning tea: …" / "Evening tea: …" or "Dentist: …" /
-    "Optician: …". "Theme: …" / "Editor theme: …" and "Address: …" / "New address: …" may be one."""
+    """Both are fields, or both open with the case they hold for, and neither field's name or case
+    holds the other's (words saying the value is new or chosen aside): two slots, such as "Morning
+    tea: …" / "Evening tea: …", "Dentist: …" / "Optician: …", or "For work emails, prefers …" /
+    "For birthday messages, prefers …" and "On trains, …" / "On planes, …". "Theme: …" / "Editor
+    theme: …", "Address: …" / "New address: …" and "On weekdays, …" / "On weekdays at work, …" may
+    be one."""
     if is_dialogue(old) or is_dialogue(new):
         return False
-    label_old, label_new = _label(old), _label(new)
-    if label_old is None or label_new is None:
+    slot_old, slot_new = _label(old), _label(new)
+    if slot_old is None or slot_new is None:
+        slot_old, slot_new = _case(old), _case(new)
+    if slot_old is None or slot_new is None:
         return False
-    words_old, words_new = set(_slot_name(label_old)), set(_slot_name(label_new))
+    words_old, words_new = set(_slot_name(slot_old)), set(_slot_name(slot_new))
     return bool(words_old) and bool(words_new) and not (words_old <= words_new or words_new <= words_old)
+
+
+#: A memory that opens with the case it holds for: "For work emails, …", "On trains, …", "When
+#: travelling, …" (a preposition, a few words, a comma).
+_CASE = re.compile(r"^\s*(?:for|on|in|when|at|during|while|before|after)\s+([^,:;.]{2,40}),\s", re.IGNORECASE)
+
+
+def _case(text: str) -> str | None:
+    found = _CASE.match(text)
+    return found.group(1).casefold().strip() if found else None
 
 
 def field_value_changed(old: str, new: str) -> bool:

@@ -53,7 +53,7 @@ import itertools
 import random
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -275,8 +275,10 @@ def neighbour_examples(memories: list[CorpusMemory], vectors: np.ndarray) -> lis
                 compared = []
                 break
             same = old.platform == memories[i].platform
-            example = Example(old.content, memories[i].content, False, "neighbours", False, same, True)
-            compared.append((replace(example, every_neighbour=True), s))
+            example = Example(
+                old.content, memories[i].content, False, "neighbours", False, same, True, every_neighbour=True
+            )
+            compared.append((example, s))
         if compared:
             saves.append(compared)
     picked = random.Random(CORPUS_SEED).sample(saves, min(len(saves), NEIGHBOUR_SAVES))

@@ -21,8 +21,9 @@ Rules (among *active* memories; similarity is the cosine of the two all-MiniLM-L
     stay. A new memory that would retire two or more at once, or that is at odds with two or more of
     the assistant's memories at the ask threshold ``conflict_at``, is one more of a list, and
     retires none; nor does one about another
-    named person or thing ("Kofi works on …" after "Ines works on …"), nor a field of another name
-    ("Evening tea: …" after "Morning tea: …"), nor one line of dialogue another ("[2 August] Tim:
+    named person or thing ("Kofi works on …" after "Ines works on …"), nor a field or opening case of
+    another name ("Evening tea: …" after "Morning tea: …", "On planes, …" after "On trains, …"),
+    nor one line of dialogue another ("[2 August] Tim:
     Thanks." / "[2 January] Tim: Wow!": words said at two times);
   - **another assistant** (one that never saved or confirmed the older one): a **conflict**.
 * Without vectors (semantic search off) only preferences are compared, by words: two shared subject

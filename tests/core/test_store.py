@@ -14,6 +14,7 @@ import pytest
 
 from tallei_desktop.core.errors import StoreUnavailable, WrongKey
 from tallei_desktop.core.models import Memory
+from tallei_desktop.core.store import conflicts as sc
 from tallei_desktop.core.store import queries as q
 from tallei_desktop.core.store.database import Database
 from tallei_desktop.core.store.migrations import SCHEMA_VERSION
@@ -158,3 +159,16 @@ def test_provenance_attached_to_a_memory_keeps_every_other_field(tmp_path: Path)
         assert row.memory == dataclasses.replace(memory, provenance=row.memory.provenance)
     finally:
         db.close()
+
+
+def test_open_conflicts_are_counted_on_each_of_their_memories(make_service: ServiceFactory) -> None:
+    svc = make_service(embedder=HashEmbedder())
+    a, b, c, d = (svc.save(f"Works from the office on day {n}.", platform="claude").id for n in range(4))
+    with svc.db.write() as conn:
+        rowid = {str(m): int(r) for r, m in conn.execute("SELECT rowid, id FROM memories")}
+        sc.open_conflict(conn, rowid[a], rowid[b], 1.0)
+        sc.open_conflict(conn, rowid[a], rowid[c], 2.0)
+        settled = sc.open_conflict(conn, rowid[c], rowid[d], 3.0)
+        conn.execute("UPDATE conflicts SET status = 'resolved' WHERE id = ?", (settled,))
+    with svc.db.read() as conn:
+        assert sc.open_conflicts_per_memory(conn) == {rowid[a]: 2, rowid[b]: 1, rowid[c]: 1}

@@ -59,6 +59,7 @@ PAIR_TRAIN_FILES = (
     DATA / "pair_train_seen12.tsv",
     DATA / "pair_train_seen13.tsv",
     DATA / "pair_train_seen14.tsv",
+    DATA / "pair_train_seen15.tsv",
     DATA / "pair_train_updates.tsv",
     DATA / "pair_train_conflicts.tsv",
     DATA / "pair_train_attributes.tsv",
@@ -80,6 +81,7 @@ PAIR_TRAIN_LIST_FILES = (
     DATA / "pair_train_seen12_lists.tsv",
     DATA / "pair_train_seen13_lists.tsv",
     DATA / "pair_train_seen14_lists.tsv",
+    DATA / "pair_train_seen15_lists.tsv",
     DATA / "pair_train_conflicts_lists.tsv",
 )
 #: The training and development sets: no held-out sentence may appear in them.

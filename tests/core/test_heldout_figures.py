@@ -20,20 +20,19 @@ from tests.core.test_heldout_sets import load_heldout_lists, load_heldout_pairs
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 import eval_heldout
 
-#: Reached on this held-out set (the fifteenth) by the pair model's networks
-#: (bench/train_pairs.py), measured once: preference updates 26/30 (0.87), fact updates 32/40
-#: (0.80), decision updates 9/10; lookalikes retired 1/60; list members retired 2/65; conflicts
-#: precision 0.98, recall 0.79, F1 0.87. The last stop's networks reached 27/30, 32/40, 9/10, 1/60,
-#: 2/65, and 0.98, 0.79, 0.87; the previous release's single weighted sum 21/30, 18/40, 0/60, 0/65,
-#: and 1.00, 0.42, 0.60 (docs/adr/0007-pair-networks.md has each step).
-MIN_PREFERENCE_UPDATES = 0.85
-MIN_FACT_UPDATES = 0.75
-MIN_CONFLICT_PRECISION = 0.90
-MIN_CONFLICT_F1 = 0.83
+#: Reached on this held-out set (the sixteenth) by the pair model's networks
+#: (bench/train_pairs.py), measured once: preference updates 28/30 (0.93), fact updates 34/40
+#: (0.85), decision updates 6/10; lookalikes retired 1/60; list members retired 0/65; conflicts
+#: precision 0.91, recall 0.59, F1 0.72. The previous release's single weighted sum reached 21/30,
+#: 17/40, 1/60, 2/65, and 0.93, 0.38, 0.54 (docs/adr/0007-pair-networks.md has each step).
+MIN_PREFERENCE_UPDATES = 0.90
+MIN_FACT_UPDATES = 0.80
+MIN_CONFLICT_PRECISION = 0.88
+MIN_CONFLICT_F1 = 0.70
 #: The aim is none. One is retired now: a second fails.
 MOST_LOOKALIKES_RETIRED = 1
-#: The aim is none. Two are retired now: a third fails.
-MOST_LIST_MEMBERS_RETIRED = 2
+#: None is retired now; one more is within the margin the other floors keep.
+MOST_LIST_MEMBERS_RETIRED = 1
 
 
 @pytest.fixture(scope="module")

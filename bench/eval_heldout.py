@@ -207,11 +207,13 @@ def render_table(report: dict[str, Any], *, mistakes: bool = False) -> str:
     u = f["updates_superseded"]
     c = f["conflicts"]
 
+    pairs_file, lists_file = report.get("files", (HELDOUT_PAIRS.name, HELDOUT_LISTS.name))
+
     def kn(d: dict[str, int]) -> str:
         return f"{d['k']}/{d['n']}"
 
     out = [
-        f"held-out sets: {report['pairs']} pairs ({HELDOUT_PAIRS.name}), {report['lists']} lists ({HELDOUT_LISTS.name})",
+        f"held-out sets: {report['pairs']} pairs ({pairs_file}), {report['lists']} lists ({lists_file})",
         f"  updates superseded        preference {kn(u['preference'])}, fact {kn(u['fact'])}"
         + (f", decision {kn(u['decision'])}" if u.get("decision", {}).get("n") else "")
         + f"  (with a cue word {kn(u['by_kind']['cue'])}, without {kn(u['by_kind']['plain'])})",
@@ -250,6 +252,13 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--mistakes", action="store_true", help="list every pair and list member judged wrongly"
     )
+    parser.add_argument(
+        "--pairs",
+        type=Path,
+        default=HELDOUT_PAIRS,
+        help="pairs to judge instead (an earlier set, pair_train_seen*.tsv, reads its mistakes)",
+    )
+    parser.add_argument("--lists", type=Path, default=HELDOUT_LISTS, help="lists to judge instead")
     return parser.parse_args(argv)
 
 
@@ -283,8 +292,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     model_dir = resolve_model_dir(args.model_dir or _env_model_dir())
     t_run = time.perf_counter()
-    pairs = load_heldout_pairs()
-    lists = load_heldout_lists()
+    pairs = load_heldout_pairs(args.pairs)
+    lists = load_heldout_lists(args.lists)
     embedder = FastEmbedEmbedder(model_dir=model_dir, allow_download=False)
     embedder.load()
     say(f"{len(pairs)} pairs and {len(lists)} lists: one fresh encrypted store each, real model")
@@ -299,6 +308,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "per_list": per_list,
     }
     report["run_s"] = round(time.perf_counter() - t_run, 1)
+    report["files"] = [args.pairs.name, args.lists.name]
     return write_report(report, args.out, render_table(report, mistakes=args.mistakes))
 
 

@@ -368,6 +368,8 @@ def test_a_number_swapped_in_one_frame(old: str, new: str, swapped: bool) -> Non
             True,
         ),
         ("On trains, prefers a forward-facing seat.", "On planes, prefers an aisle seat.", True),
+        ("From the noodle bar, wants the dan dan noodles.", "From the chippy, wants haddock.", True),
+        ("With clients, keeps emails formal.", "With the team, keeps messages casual.", True),
         # The same case, or one that narrows the other, may be one slot; a case on one side only too.
         ("On weekdays, wakes at 6:30.", "On weekdays, wakes at 7:15.", False),
         ("On weekdays, has porridge.", "On weekdays at work, has granola.", False),

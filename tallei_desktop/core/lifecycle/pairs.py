@@ -401,8 +401,12 @@ def fields_differ(old: str, new: str) -> bool:
 
 
 #: A memory that opens with the case it holds for: "For work emails, …", "On trains, …", "When
-#: travelling, …" (a preposition, a few words, a comma).
-_CASE = re.compile(r"^\s*(?:for|on|in|when|at|during|while|before|after)\s+([^,:;.]{2,40}),\s", re.IGNORECASE)
+#: travelling, …", "From the burrito shop, …", "With clients, …" (a preposition, a few words, a comma).
+_CASE = re.compile(
+    r"^\s*(?:for|on|in|when|whenever|if|at|during|while|before|after|from|with|outside|within)"
+    r"\s+([^,:;.]{2,40}),\s",
+    re.IGNORECASE,
+)
 
 
 def _case(text: str) -> str | None:

@@ -10,6 +10,10 @@ Training pairs, all from the development side (the held-out sets are never read 
   ``pair_train_conflicts.tsv`` and ``pair_train_seen*.tsv`` (earlier held-out sets, each measured
   once and looked at since): updates (one assistant, a newer value), conflicts (negation, no shared
   words, contradiction) and compatible pairs (same shape, additive, unrelated);
+* ``tests/core/data/pair_train_knowledge.tsv``: two assistants' conflicts that take knowing the
+  world to see ("Is teetotal." / "Enjoys a pint after work.") or rule out what the other states,
+  beside as many lookalikes that are both true ("Vegan." / "Takes B12 supplements."), one subject
+  with two attributes, and updates;
 * ``tests/core/data/pair_train_attributes.tsv``: two things said about one subject by one
   assistant ("Ruth is 34" / "Ruth is a nurse"), both of which stand;
 * ``tests/core/data/pair_train_lists.tsv``, ``pair_train_seen*_lists.tsv`` and

@@ -62,6 +62,7 @@ PAIR_TRAIN_FILES = (
     DATA / "pair_train_seen15.tsv",
     DATA / "pair_train_updates.tsv",
     DATA / "pair_train_conflicts.tsv",
+    DATA / "pair_train_knowledge.tsv",
     DATA / "pair_train_attributes.tsv",
     *UNRELATED_PAIR_FILES,
 )

@@ -21,6 +21,7 @@ from tallei_desktop.core.lifecycle.pairs import (
     number_swapped_in_one_frame,
     one_of_a_kind_swapped,
     pair_features,
+    says_it_adds,
     slot_value_changed,
     subjects_differ,
     two_values_swapped,
@@ -548,3 +549,23 @@ def test_what_is_ruled_out_is_read_after_the_word_that_rules_it_out() -> None:
         ]
         == 0.0
     )
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "adds"),
+    [
+        ("Loves Thai food.", "Also really enjoys Ethiopian food.", True),
+        ("Speaks Spanish.", "Has also started learning Italian.", True),
+        ("Holds a UK passport.", "Holds an Irish passport as well.", True),
+        # Said on both sides, or on neither: the words decide nothing.
+        ("Also plays the cello.", "Also plays the viola.", False),
+        ("Loves Thai food.", "Loves Ethiopian food now.", False),
+    ],
+)
+def test_a_memory_that_says_it_adds_retires_nothing_and_asks_nothing(old: str, new: str, adds: bool) -> None:
+    assert says_it_adds(old, new) is adds
+    pref = MemoryType.PREFERENCE
+    mine = decide(Case(_new(new, mtype=pref), (_old(old, 0.8, mtype=pref),), True), SURE)
+    theirs = decide(Case(_new(new, mtype=pref), (_old(old, 0.8, mtype=pref, platform="gemini"),), True), SURE)
+    assert [c.id for c in mine.superseded] == ([] if adds else ["o1"])
+    assert [c.id for c in theirs.conflicts] == ([] if adds else ["o1"])

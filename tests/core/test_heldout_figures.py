@@ -8,6 +8,7 @@ change that makes the decisions worse on memories they were not fitted to fails 
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,7 @@ from typing import Any
 import pytest
 
 from tallei_desktop.core.embeddings import FastEmbedEmbedder
-from tests.core.test_heldout_sets import load_heldout_lists, load_heldout_pairs
+from tests.core.test_heldout_sets import LISTS_HEADER, PAIRS_HEADER, load_heldout_lists, load_heldout_pairs
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench"))
 import eval_heldout
@@ -64,3 +65,32 @@ def test_conflicts_across_assistants_are_flagged_precision_first(reached: dict[s
     conflicts = reached["conflicts"]
     assert conflicts["precision"] >= MIN_CONFLICT_PRECISION, conflicts
     assert conflicts["f1"] >= MIN_CONFLICT_F1, conflicts
+
+
+def test_an_earlier_set_is_judged_when_given(
+    model_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--pairs`` and ``--lists`` judge another set (an earlier one, to read its mistakes once it trains)."""
+    pairs, lists, out = tmp_path / "seen_pairs.tsv", tmp_path / "seen_lists.tsv", tmp_path / "report.json"
+    pairs.write_text(
+        "\t".join(PAIRS_HEADER)
+        + "\nupdate\tplain\tfact\tclaude\tLives in Leeds.\tfact\tclaude\tLives in Bristol.\n"
+        + "conflict\tcontradiction\tfact\tclaude\tWorks at Stripe.\tfact\tgemini\tWorks at Adyen.\n"
+        + "compatible\tsame-shape\tfact\tclaude\tMaya plays the violin.\tfact\tgemini\tMaya is allergic to peanuts.\n",
+        encoding="utf-8",
+    )
+    lists.write_text(
+        "\t".join(LISTS_HEADER)
+        + "\nservers\tfact\tcursor\tweb-01 runs Ubuntu 22.04.\nservers\tfact\tcursor\tdb-02 runs Debian 12.\n",
+        encoding="utf-8",
+    )
+    args = ["--pairs", str(pairs), "--lists", str(lists), "--out", str(out), "--model-dir", str(model_dir)]
+    assert eval_heldout.main([*args, "--mistakes"]) == 0
+    report = json.loads(out.read_text(encoding="utf-8"))
+    assert (report["pairs"], report["lists"], report["files"]) == (3, 1, [pairs.name, lists.name])
+    assert [p["second"] for p in report["per_pair"]] == [
+        "Lives in Bristol.",
+        "Works at Adyen.",
+        "Maya is allergic to peanuts.",
+    ]
+    assert f"3 pairs ({pairs.name}), 1 lists ({lists.name})" in capsys.readouterr().out

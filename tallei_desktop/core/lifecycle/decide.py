@@ -20,11 +20,10 @@ Rules (among *active* memories; similarity is the cosine of the two all-MiniLM-L
     a wrong retirement hides a memory from every assistant and nobody is asked, so when unsure both
     stay. A new memory that would retire two or more at once, or that is at odds with two or more of
     the assistant's memories at the ask threshold ``conflict_at``, is one more of a list, and
-    retires none; nor does one about another
-    named person or thing ("Kofi works on …" after "Ines works on …"), nor a field or opening case of
-    another name ("Evening tea: …" after "Morning tea: …", "On planes, …" after "On trains, …"),
-    nor one line of dialogue another ("[2 August] Tim:
-    Thanks." / "[2 January] Tim: Wow!": words said at two times);
+    retires none; nor does one about another named person or thing ("Kofi works on …" after "Ines
+    works on …"), nor a field or opening case of another name ("Evening tea: …" after "Morning
+    tea: …", "On planes, …" after "On trains, …"), nor one line of dialogue another ("[2 August]
+    Tim: Thanks." / "[2 January] Tim: Wow!": words said at two times);
   - **another assistant** (one that never saved or confirmed the older one): a **conflict**.
   - whoever saved them, **neither** when the new one says it adds to what is known ("Also holds an
     Irish passport"): both stand and nothing is asked.

@@ -43,9 +43,11 @@ assistants' pairs from the sets written apart from the code (the earlier held-ou
 0.90 precise and which at most 1 % of the background pairs (the unrelated pairs, the conversation
 turns and the corpus records with their nearest) reach; ``supersede_at`` the lowest at which one
 assistant's written pairs of facts and decisions are retired 0.98 precisely, never below
-``conflict_at``, and which at most 1 % of one assistant's background pairs of facts and decisions
-reach;
-``supersede_preference_at`` the same, judged on preferences alone.
+``conflict_at``, and at which at most 1 % of one assistant's background pairs of facts and
+decisions are retired; ``supersede_preference_at`` the same, judged on preferences alone. A pair
+counts as retired as the save path rules it: at or above the threshold, and let through by
+``may_retire`` (``core/lifecycle/decide.py``: the new memory says it replaces, and is about the same
+named thing and field).
 Prints the cross-validated figures per source; ``--check`` compares with the shipped file instead
 of writing it and exits 1 if they differ.
 """
@@ -76,7 +78,7 @@ from locomo import load_conversations, memory_texts  # noqa: E402
 
 from tallei_desktop.core.classify import classify  # noqa: E402
 from tallei_desktop.core.embeddings import FastEmbedEmbedder  # noqa: E402
-from tallei_desktop.core.lifecycle.decide import JUDGED_TYPES  # noqa: E402
+from tallei_desktop.core.lifecycle.decide import JUDGED_TYPES, may_retire  # noqa: E402
 from tallei_desktop.core.lifecycle.pairs import Network, PairModel, pair_features  # noqa: E402
 from tallei_desktop.core.lifecycle.text import is_duplicate  # noqa: E402
 from tallei_desktop.core.models import MemoryType, bucket_for  # noqa: E402
@@ -355,6 +357,7 @@ def thresholds(
     apart: np.ndarray,
     preference: np.ndarray | None = None,
     capped: np.ndarray | None = None,
+    gate: np.ndarray | None = None,
 ) -> tuple[float, float, float]:
     """(conflict_at, supersede_at, supersede_preference_at), each chosen on the pairs it rules on:
     conflicts on two assistants' pairs, supersede on one assistant's facts and decisions, and on
@@ -375,8 +378,14 @@ def thresholds(
     the same way on preferences: a preference is the person's taste, one at a time, and the
     lookalikes of facts (other hosts, other relatives) need not set how sure a change of taste must
     be. Without it both are chosen on all pairs. ``capped`` marks the background pairs the caps are
-    judged on (all of them unless given)."""
+    judged on (all of them unless given). ``gate`` marks the pairs the save path lets one assistant
+    retire at all (:func:`~tallei_desktop.core.lifecycle.decide.may_retire`; all of them unless
+    given): the retire thresholds are judged on the retirements the save path would make, so a pair
+    it never retires neither lowers nor raises them."""
     written = ~background
+    if gate is None:
+        gate = np.ones(len(p), dtype=bool)
+    retired = np.where(gate, p, 0.0)
     if capped is not None:
         background = background & capped
     conflict_at = max(
@@ -387,8 +396,10 @@ def thresholds(
     def retire_at(kind: np.ndarray) -> float:
         return max(
             conflict_at,
-            lowest_threshold(p[one & written & kind], y[one & written & kind], SUPERSEDE_PRECISION),
-            rarely_reached(p[one & background & kind], FALSE_ALARMS),
+            lowest_threshold(
+                p[one & written & kind & gate], y[one & written & kind & gate], SUPERSEDE_PRECISION
+            ),
+            rarely_reached(retired[one & background & kind], FALSE_ALARMS),
         )
 
     if preference is None:
@@ -451,9 +462,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     apart = np.array([e.apart for e, _ in pairs])
     preference = np.array([e.preference for e, _ in pairs])
     capped = np.array([not e.every_neighbour for e, _ in pairs])
+    gate = np.array([e.same_platform and may_retire(e.old, e.new, preference=e.preference) for e, _ in pairs])
     conflict_at, supersede_at, supersede_preference_at = thresholds(
-        held_apart, y, one, background, apart, preference, capped
+        held_apart, y, one, background, apart, preference, capped, gate
     )
+    # What each pair is ruled: asked about across assistants, retired (where the save path lets it) by one.
+    retire_at = np.where(preference, supersede_preference_at, supersede_at)
+    ruled = np.where(one, (held_apart >= retire_at) & gate, held_apart >= conflict_at)
     nearest = background & capped
     s = scores(held_apart[~one & apart], y[~one & apart], conflict_at)
     say(
@@ -467,8 +482,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         ("supersede (preferences)", supersede_preference_at, one & preference),
     ):
         written = part & ~background
-        s = scores(held_apart[written], y[written], t)
-        reached = (held_apart[part & nearest] >= t).sum()
+        s = scores(ruled[written].astype(float), y[written], 0.5)
+        reached = ruled[part & nearest].sum()
         say(
             f"cross-validated {name} at p >= {t:.3f} on {int(written.sum())} written pairs: precision "
             f"{s['precision']:.3f}, recall {s['recall']:.3f}, F1 {s['f1']:.3f} (tp {s['tp']}, fp {s['fp']}, "
@@ -476,14 +491,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
     for source in sorted({e.source for e, _ in pairs}):
         idx = np.array([e.source == source for e, _ in pairs])
-        t = np.where(one[idx], np.where(preference[idx], supersede_preference_at, supersede_at), conflict_at)
-        say(f"  {source}: {int(idx.sum())} pairs, ruled incompatible {int((held_apart[idx] >= t).sum())}")
+        say(f"  {source}: {int(idx.sum())} pairs, ruled incompatible {int(ruled[idx].sum())}")
 
     if args.verbose:
-        for (e, s_), p_ in sorted(zip(pairs, held_apart, strict=True), key=lambda t: -t[1]):
-            retire_at = supersede_preference_at if e.preference else supersede_at
-            wrong = (p_ >= (retire_at if e.same_platform else conflict_at)) != e.incompatible
-            if wrong:
+        for (e, s_), p_, r in sorted(zip(pairs, held_apart, ruled, strict=True), key=lambda t: -t[1]):
+            if r != e.incompatible:
                 kind = "false alarm" if not e.incompatible else "missed"
                 say(f"  {kind} p={p_:.2f} sim={s_:.2f} [{e.source}] {e.old!r} -> {e.new!r}")
 

@@ -8,6 +8,7 @@ from tallei_desktop.core.embeddings import FastEmbedEmbedder
 from tallei_desktop.core.errors import InvalidInput, NotFound
 from tallei_desktop.core.lifecycle.text import (
     claims_differ,
+    content_sequence,
     distinctive_tokens,
     is_duplicate,
     replaces_value,
@@ -364,3 +365,9 @@ def test_records_of_one_shape_about_other_things_retire_nothing(svc: MemoryServi
     svc.drain()
     retired = [svc.get(i).content for i in ids if svc.get(i).status is not MemoryStatus.ACTIVE]
     assert retired == []
+
+
+def test_content_words_compare_by_a_light_stem() -> None:
+    assert content_sequence("Never flies anywhere") == content_sequence("Flying anywhere")
+    assert content_sequence("Visited three cities") == content_sequence("Visited three city")
+    assert content_sequence("Drafted the apps") == content_sequence("Draft the app")

@@ -9,6 +9,7 @@ import pytest
 
 from tallei_desktop.core.embeddings import FastEmbedEmbedder
 from tallei_desktop.core.lifecycle import Candidate, Case, NewMemory, decide
+from tallei_desktop.core.lifecycle.decide import may_retire
 from tallei_desktop.core.lifecycle.pairs import (
     FEATURES,
     Network,
@@ -569,3 +570,27 @@ def test_a_memory_that_says_it_adds_retires_nothing_and_asks_nothing(old: str, n
     theirs = decide(Case(_new(new, mtype=pref), (_old(old, 0.8, mtype=pref, platform="gemini"),), True), SURE)
     assert [c.id for c in mine.superseded] == ([] if adds else ["o1"])
     assert [c.id for c in theirs.conflicts] == ([] if adds else ["o1"])
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "preference", "allowed"),
+    [
+        ("Lives in Valencia.", "Lives in Seville.", False, True),
+        ("The team uses Jira.", "The team switched to Linear.", False, True),
+        # Two named people, two fields, one more thing that says it adds: never one retiring the other.
+        ("Kofi works on the billing service.", "Ines works on the search service.", False, False),
+        ("Morning tea: Assam.", "Evening tea: chamomile.", True, False),
+        ("Loves Thai food.", "Also really enjoys Ethiopian food.", True, False),
+        ("Loves Thai food.", "Loves Ethiopian food.", True, True),
+        # A fact that does not say it replaces.
+        (
+            "Decided with Amara to move the billing service",
+            "Decided with Bruno to move the billing service",
+            False,
+            False,
+        ),
+    ],
+)
+def test_what_one_assistant_may_retire_at_all(old: str, new: str, preference: bool, allowed: bool) -> None:
+    """The gate the retire thresholds are trained on: however sure the pair model is, these stay."""
+    assert may_retire(old, new, preference=preference) is allowed

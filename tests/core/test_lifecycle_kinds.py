@@ -72,6 +72,16 @@ def test_what_a_definition_rules_out() -> None:
     assert not kinds.ruled_out_by_definition("Is vegetarian", "Is vegetarian and loves steak")
 
 
+def test_a_compound_is_read_by_its_parts_unless_it_says_it_lacks_them() -> None:
+    # WordNet knows no "pulled-pork": its parts are read, and pork is meat.
+    assert kinds.ruled_out_by_definition("Keeps to a vegetarian diet.", "Usual lunch is a pulled-pork bap.")
+    assert [word for word, _ in kinds.nouns("Rides an e-bike to work.")] == ["bike", "work"]
+    # A compound WordNet knows whole stays whole.
+    assert [word for word, _ in kinds.nouns("Wears a t-shirt.")] == ["t-shirt"]
+    # "Gluten-free" says the bread lacks gluten: no case of it.
+    assert [word for word, _ in kinds.nouns("Buys gluten-free bread.")] == ["bread"]
+
+
 def test_opposites() -> None:
     assert kinds.opposite_named("Happily married for ten years.", "Single, using dating apps.")
     assert kinds.opposite_named("Prefers the dark theme", "Prefers the light theme")

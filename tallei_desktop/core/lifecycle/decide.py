@@ -56,7 +56,7 @@ from tallei_desktop.core.lifecycle.pairs import (
 from tallei_desktop.core.lifecycle.text import claims_differ, is_duplicate, subject_words
 from tallei_desktop.core.models import Bucket, MemoryStatus, MemoryType
 
-__all__ = ["Candidate", "Case", "Decision", "NewMemory", "decide"]
+__all__ = ["Candidate", "Case", "Decision", "NewMemory", "decide", "may_retire", "says_it_replaces"]
 
 #: Types whose memories can contradict each other; notes, events, lessons and failures add up.
 JUDGED_TYPES = frozenset({MemoryType.PREFERENCE, MemoryType.FACT, MemoryType.DECISION})
@@ -127,17 +127,27 @@ def _incompatible(new: NewMemory, old: Candidate, model: PairModel) -> tuple[boo
     p = model.incompatible(
         old.content, new.content, old.similarity, preference=new.type is MemoryType.PREFERENCE
     )
-    retire = (
-        p >= model.retire_at(preference=new.type is MemoryType.PREFERENCE)
-        and _says_it_replaces(new, old)
-        and not subjects_differ(old.content, new.content)
-        and not fields_differ(old.content, new.content)
-        and not (is_dialogue(old.content) and is_dialogue(new.content))
+    retire = p >= model.retire_at(preference=new.type is MemoryType.PREFERENCE) and may_retire(
+        old.content, new.content, preference=new.type is MemoryType.PREFERENCE
     )
     return p >= model.conflict_at, retire
 
 
-def _says_it_replaces(new: NewMemory, old: Candidate) -> bool:
+def may_retire(old: str, new: str, *, preference: bool) -> bool:
+    """Whether one assistant's ``new`` may retire its ``old`` at all, however sure the pair model is:
+    it says it replaces (:func:`says_it_replaces`) and not that it adds, and is about the same named
+    thing, the same field or opening case, and is not one line of dialogue after another. The
+    training chooses the retire thresholds on the pairs this lets through, as the save path rules."""
+    return (
+        not says_it_adds(old, new)
+        and says_it_replaces(old, new, preference=preference)
+        and not subjects_differ(old, new)
+        and not fields_differ(old, new)
+        and not (is_dialogue(old) and is_dialogue(new))
+    )
+
+
+def says_it_replaces(old: str, new: str, *, preference: bool) -> bool:
     """A fact or decision retires another only when it says so: a cue word of its own ("now",
     "moved", "switched"), the old value named beside the new ("from Jira to Linear"), another number
     or date, one value swapped in a statement of what something is or will be ("the office is in
@@ -147,14 +157,14 @@ def _says_it_replaces(new: NewMemory, old: Candidate) -> bool:
     service" and "… with Bruno …" swap one value too (names, of no kind WordNet knows), and both
     stand. A preference is the person's current taste: the newer one replaces."""
     return (
-        new.type is MemoryType.PREFERENCE
-        or update_cue(old.content, new.content)
-        or names_old_value(old.content, new.content)
-        or numbers_changed(old.content, new.content)
-        or one_value_swapped_in_a_state(old.content, new.content)
-        or one_of_a_kind_swapped(old.content, new.content)
-        or field_value_changed(old.content, new.content)
-        or slot_value_changed(old.content, new.content)
+        preference
+        or update_cue(old, new)
+        or names_old_value(old, new)
+        or numbers_changed(old, new)
+        or one_value_swapped_in_a_state(old, new)
+        or one_of_a_kind_swapped(old, new)
+        or field_value_changed(old, new)
+        or slot_value_changed(old, new)
     )
 
 

@@ -201,6 +201,26 @@ def _reads_as_verb(lexicon: _Lexicon, tokens: list[str], i: int) -> bool:
     )
 
 
+#: Endings by which a compound says it lacks what it names: "gluten-free", "meatless" aside, a
+#: "gluten-free loaf" is no case of gluten.
+_LACKING = ("free", "less")
+
+
+def _tokens(lexicon: _Lexicon, text: str) -> list[str]:
+    """The words of ``text``, a compound WordNet does not know whole ("pulled-pork", "e-bike") as
+    its parts ("pulled", "pork"), so its nouns are read; one that says it lacks something
+    ("gluten-free") stays whole."""
+    out: list[str] = []
+    for word in _WORD.findall(text.casefold()):
+        word = word.strip("'-")
+        parts = [part for part in word.split("-") if part]
+        if len(parts) > 1 and parts[-1] not in _LACKING and not lexicon.senses(word):
+            out += parts
+        else:
+            out.append(word)
+    return out
+
+
 @lru_cache(maxsize=_TEXTS_CACHED)
 def nouns(text: str) -> tuple[tuple[str, tuple[int, ...]], ...]:
     """The nouns WordNet knows in ``text``, longest reading first ("ice cream", "kuala lumpur"), each
@@ -208,7 +228,7 @@ def nouns(text: str) -> tuple[tuple[str, tuple[int, ...]], ...]:
     lexicon = _lexicon()
     if lexicon is None:
         return ()
-    tokens = [w.strip("'-") for w in _WORD.findall(text.casefold())]
+    tokens = _tokens(lexicon, text)
     out: list[tuple[str, tuple[int, ...]]] = []
     i = 0
     while i < len(tokens):

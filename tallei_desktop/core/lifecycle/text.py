@@ -101,7 +101,10 @@ def distinctive_tokens(text: str) -> frozenset[str]:
 
 
 def _stem(word: str) -> str:
-    """A light stem, enough that "apps" and "app", "drafted" and "draft" compare equal."""
+    """A light stem, enough that "apps" and "app", "drafted" and "draft", "cities" and "city",
+    "flies" and "flying" compare equal."""
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
     for suffix in ("ing", "ed", "es", "s"):
         if len(word) > len(suffix) + 2 and word.endswith(suffix):
             return word[: -len(suffix)]

@@ -201,8 +201,8 @@ def _reads_as_verb(lexicon: _Lexicon, tokens: list[str], i: int) -> bool:
     )
 
 
-#: Endings by which a compound says it lacks what it names: "gluten-free", "meatless" aside, a
-#: "gluten-free loaf" is no case of gluten.
+#: Endings by which a hyphenated compound says it lacks what it names ("gluten-free",
+#: "sugar-less"): a "gluten-free loaf" is no case of gluten.
 _LACKING = ("free", "less")
 
 

@@ -9,7 +9,7 @@ import pytest
 
 from tallei_desktop.core.embeddings import FastEmbedEmbedder
 from tallei_desktop.core.lifecycle import Candidate, Case, NewMemory, decide
-from tallei_desktop.core.lifecycle.decide import may_retire
+from tallei_desktop.core.lifecycle.decide import judged_texts, may_retire
 from tallei_desktop.core.lifecycle.pairs import (
     FEATURES,
     Network,
@@ -594,3 +594,47 @@ def test_a_memory_that_says_it_adds_retires_nothing_and_asks_nothing(old: str, n
 def test_what_one_assistant_may_retire_at_all(old: str, new: str, preference: bool, allowed: bool) -> None:
     """The gate the retire thresholds are trained on: however sure the pair model is, these stay."""
     assert may_retire(old, new, preference=preference) is allowed
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "judged"),
+    [
+        # Nothing shared: the whole memories are judged.
+        ("Lives in Leeds.", "Lives in Bristol.", ("Lives in Leeds.", "Lives in Bristol.")),
+        # One says all the other says and more, or each adds a remark of its own: nothing to judge.
+        ("Prefers rooibos in the morning.", "Prefers rooibos in the morning. Source: the all-hands.", None),
+        (
+            "Prefers rooibos in the morning. Camila agreed.",
+            "Prefers rooibos in the morning. Source: Elif.",
+            None,
+        ),
+        ("Lives in Leeds.", "lives in leeds", None),
+        # What each says beyond the shared sentence is judged.
+        (
+            "Acme renews every March with 1,062 seats. (Acme account.)",
+            "Acme renews every March with 1,211 seats. (Acme account.)",
+            ("Acme renews every March with 1,062 seats.", "Acme renews every March with 1,211 seats."),
+        ),
+        # A title's full stop ends no sentence.
+        ("Dentist is Dr. Hale.", "Dentist is Dr. Moss.", ("Dentist is Dr. Hale.", "Dentist is Dr. Moss.")),
+    ],
+)
+def test_what_two_memories_that_share_a_sentence_can_disagree_on(
+    old: str, new: str, judged: tuple[str, str] | None
+) -> None:
+    assert judged_texts(old, new) == judged
+
+
+def test_a_shared_sentence_with_a_remark_of_its_own_asks_nothing_and_retires_nothing() -> None:
+    old = "I prefer oat flat whites in the morning. Source: the quarterly review with Zanele."
+    new = "I prefer oat flat whites in the morning. Camila agreed."
+    pref = MemoryType.PREFERENCE
+    for platform in ("claude", "gemini"):
+        decision = decide(
+            Case(_new(new, mtype=pref), (_old(old, 0.93, mtype=pref, platform=platform),), True), SURE
+        )
+        assert decision.superseded == () and decision.conflicts == ()
+    # Beyond the shared sentence the two disagree: that is still asked about.
+    theirs = _old("Works at Acme. Lives in Leeds.", 0.9, platform="gemini")
+    decision = decide(Case(_new("Works at Acme. Lives in Bristol."), (theirs,), True), SURE)
+    assert [c.id for c in decision.conflicts] == ["o1"]

@@ -10,7 +10,8 @@ Rules (among *active* memories; similarity is the cosine of the two all-MiniLM-L
   claims: no other number, name or date, no negation on one side only). The new memory folds into
   the older one, which gains a confirmation from the new platform. Checked first, nearest first.
 * **Incompatible**: same type, a preference, fact or decision, and the pair model
-  (:mod:`.pairs`) gives at least its threshold: the two cannot both stand.
+  (:mod:`.pairs`) gives at least its threshold: the two cannot both stand. Sentences both say are
+  agreed, so only what each says beyond them is judged (:func:`judged_texts`).
   - the older one is **pinned**: a conflict for the person (a pin is the person's own choice);
   - the **same assistant** saved both: the older one is **superseded** (kept, hidden, undoable),
     only at the stricter ``supersede_at`` (``supersede_preference_at`` for a preference, each
@@ -53,10 +54,25 @@ from tallei_desktop.core.lifecycle.pairs import (
     subjects_differ,
     update_cue,
 )
-from tallei_desktop.core.lifecycle.text import claims_differ, is_duplicate, subject_words
+from tallei_desktop.core.lifecycle.text import (
+    claims_differ,
+    content_sequence,
+    is_duplicate,
+    subject_words,
+    unshared_sentences,
+)
 from tallei_desktop.core.models import Bucket, MemoryStatus, MemoryType
 
-__all__ = ["Candidate", "Case", "Decision", "NewMemory", "decide", "may_retire", "says_it_replaces"]
+__all__ = [
+    "Candidate",
+    "Case",
+    "Decision",
+    "NewMemory",
+    "decide",
+    "judged_texts",
+    "may_retire",
+    "says_it_replaces",
+]
 
 #: Types whose memories can contradict each other; notes, events, lessons and failures add up.
 JUDGED_TYPES = frozenset({MemoryType.PREFERENCE, MemoryType.FACT, MemoryType.DECISION})
@@ -118,19 +134,35 @@ def _incompatible(new: NewMemory, old: Candidate, model: PairModel) -> tuple[boo
     """(worth asking the person about, sure enough to retire the older one)."""
     if old.type is not new.type or new.type not in JUDGED_TYPES:
         return False, False
-    if says_it_adds(old.content, new.content):
+    judged = judged_texts(old.content, new.content)
+    if judged is None:
+        return False, False
+    old_text, new_text = judged
+    if says_it_adds(old_text, new_text):
         return False, False
     if old.similarity is None:
-        if new.type is not MemoryType.PREFERENCE or not _same_subject_by_words(old.content, new.content):
+        if new.type is not MemoryType.PREFERENCE or not _same_subject_by_words(old_text, new_text):
             return False, False
-        return True, claims_differ(old.content, new.content)
-    p = model.incompatible(
-        old.content, new.content, old.similarity, preference=new.type is MemoryType.PREFERENCE
-    )
-    retire = p >= model.retire_at(preference=new.type is MemoryType.PREFERENCE) and may_retire(
-        old.content, new.content, preference=new.type is MemoryType.PREFERENCE
+        return True, claims_differ(old_text, new_text)
+    preference = new.type is MemoryType.PREFERENCE
+    p = model.incompatible(old_text, new_text, old.similarity, preference=preference)
+    retire = p >= model.retire_at(preference=preference) and may_retire(
+        old_text, new_text, preference=preference
     )
     return p >= model.conflict_at, retire
+
+
+def judged_texts(old: str, new: str) -> tuple[str, str] | None:
+    """What of two memories can disagree. Sentences both say stand, so only what each says beyond
+    them is judged ("Prefers rooibos. Camila agreed." / "Prefers rooibos. Source: the all-hands."
+    judge "Camila agreed." against "Source: the all-hands."); None when that is nothing, or shares
+    no word: one adds to the other, or each adds a remark of its own."""
+    rest = unshared_sentences(old, new)
+    if rest is None:
+        return old, new
+    if not set(content_sequence(rest[0])) & set(content_sequence(rest[1])):
+        return None
+    return rest
 
 
 def may_retire(old: str, new: str, *, preference: bool) -> bool:

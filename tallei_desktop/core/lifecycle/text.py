@@ -23,6 +23,7 @@ __all__ = [
     "polarity",
     "replaces_value",
     "subject_words",
+    "unshared_sentences",
 ]
 
 #: A merge needs at least this cosine similarity (all-MiniLM-L6-v2) besides :func:`is_duplicate`'s words.
@@ -198,3 +199,40 @@ def replaces_value(a: str, b: str) -> bool:
         if wa not in marked and not wa.isdigit():
             return True
     return False
+
+
+#: Where one sentence of a memory ends and the next begins.
+_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+")
+#: Words a full stop ends without ending the sentence ("Dr. Hale", "Mr. Patel", "vs. Go").
+_ABBREVIATIONS = frozenset("mr mrs ms dr prof st jr sr vs etc e.g i.e approx no mt".split())
+
+
+def _sentences(text: str) -> list[str]:
+    out: list[str] = []
+    for piece in _SENTENCE_END.split(text.strip()):
+        last = out[-1].rsplit(None, 1)[-1].casefold().rstrip(".") if out else ""
+        if last in _ABBREVIATIONS:
+            out[-1] = f"{out[-1]} {piece}"
+        elif piece:
+            out.append(piece)
+    return out
+
+
+def _folded_sentence(sentence: str) -> str:
+    return " ".join(sentence.casefold().split()).rstrip(".!?;")
+
+
+@lru_cache(maxsize=_TEXTS_CACHED)
+def unshared_sentences(a: str, b: str) -> tuple[str, str] | None:
+    """When ``a`` and ``b`` share a sentence, what each says beyond the sentences they share (either
+    may be empty): "Prefers rooibos. Camila agreed." / "Prefers rooibos. Source: the all-hands."
+    agree on the claim, and only "Camila agreed." / "Source: the all-hands." can disagree. None
+    when they share no sentence."""
+    sa, sb = _sentences(a), _sentences(b)
+    shared = {_folded_sentence(s) for s in sa} & {_folded_sentence(s) for s in sb}
+    if not shared:
+        return None
+    return (
+        " ".join(s for s in sa if _folded_sentence(s) not in shared),
+        " ".join(s for s in sb if _folded_sentence(s) not in shared),
+    )

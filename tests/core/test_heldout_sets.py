@@ -62,6 +62,7 @@ PAIR_TRAIN_FILES = (
     DATA / "pair_train_seen15.tsv",
     DATA / "pair_train_seen16.tsv",
     DATA / "pair_train_seen17.tsv",
+    DATA / "pair_train_seen18.tsv",
     DATA / "pair_train_updates.tsv",
     DATA / "pair_train_conflicts.tsv",
     DATA / "pair_train_knowledge.tsv",
@@ -87,6 +88,7 @@ PAIR_TRAIN_LIST_FILES = (
     DATA / "pair_train_seen15_lists.tsv",
     DATA / "pair_train_seen16_lists.tsv",
     DATA / "pair_train_seen17_lists.tsv",
+    DATA / "pair_train_seen18_lists.tsv",
     DATA / "pair_train_conflicts_lists.tsv",
 )
 #: The training and development sets: no held-out sentence may appear in them.

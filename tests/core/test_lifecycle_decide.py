@@ -638,3 +638,14 @@ def test_a_shared_sentence_with_a_remark_of_its_own_asks_nothing_and_retires_not
     theirs = _old("Works at Acme. Lives in Leeds.", 0.9, platform="gemini")
     decision = decide(Case(_new("Works at Acme. Lives in Bristol."), (theirs,), True), SURE)
     assert [c.id for c in decision.conflicts] == ["o1"]
+
+
+def test_two_lines_of_dialogue_that_open_alike_retire_nothing() -> None:
+    """They share their first sentence, and what each says beyond it is judged; whether one may
+    retire the other is still read from the whole lines, which are words said at two times."""
+    old = "[16 July 2023] John: Thanks! The running shoes feel great."
+    new = "[16 July 2023] John: Thanks! The running shoes look odd on me."
+    assert judged_texts(old, new) == ("The running shoes feel great.", "The running shoes look odd on me.")
+    pref = MemoryType.PREFERENCE
+    decision = decide(Case(_new(new, mtype=pref), (_old(old, 0.8, mtype=pref),), True), SURE)
+    assert decision.superseded == ()

@@ -134,20 +134,23 @@ def _incompatible(new: NewMemory, old: Candidate, model: PairModel) -> tuple[boo
     """(worth asking the person about, sure enough to retire the older one)."""
     if old.type is not new.type or new.type not in JUDGED_TYPES:
         return False, False
+    if says_it_adds(old.content, new.content):
+        return False, False
     judged = judged_texts(old.content, new.content)
     if judged is None:
         return False, False
     old_text, new_text = judged
-    if says_it_adds(old_text, new_text):
-        return False, False
     if old.similarity is None:
         if new.type is not MemoryType.PREFERENCE or not _same_subject_by_words(old_text, new_text):
             return False, False
         return True, claims_differ(old_text, new_text)
     preference = new.type is MemoryType.PREFERENCE
     p = model.incompatible(old_text, new_text, old.similarity, preference=preference)
+    # Whether one assistant may retire the other at all is read from the whole memories, as the
+    # thresholds were chosen: two lines of dialogue that open alike ("[16 July] John: Thanks! …")
+    # are still words said at two times.
     retire = p >= model.retire_at(preference=preference) and may_retire(
-        old_text, new_text, preference=preference
+        old.content, new.content, preference=preference
     )
     return p >= model.conflict_at, retire
 

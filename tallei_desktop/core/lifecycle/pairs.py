@@ -43,6 +43,7 @@ from tallei_desktop.core.lifecycle.kinds import (
 )
 from tallei_desktop.core.lifecycle.text import (
     NEGATORS,
+    SENTENCE_END,
     claims_differ,
     content_sequence,
     distinctive_tokens,
@@ -507,8 +508,6 @@ _OPENERS = _DETERMINERS | frozenset(
 
 #: A label a memory starts with ("Caroline: …", "[8 May] Ana: …", "Bank: …").
 _LABEL = re.compile(r"^\s*(?:\[[^\]]*\]\s*)?([^:\n]{1,40}):\s")
-#: Where a sentence ends and the next one's capital says nothing.
-_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+")
 #: "I" is capitalised and names nobody else.
 _FIRST_PERSON = frozenset("i i'm i've i'd i'll".split())
 
@@ -518,7 +517,7 @@ def _names(text: str) -> frozenset[str]:
     """Capitalised words and identifiers ("Ines", "web-01", "v2"); a sentence's first word too
     unless it opens the sentence the usual way ("Works as …", "The …")."""
     out = set()
-    for sentence in _SENTENCE_END.split(text):
+    for sentence in SENTENCE_END.split(text):
         tokens = re.findall(r"\w[\w'.-]*", sentence)
         for i, token in enumerate(tokens):
             low = token.casefold().strip(".'-")

@@ -15,6 +15,7 @@ from functools import lru_cache
 __all__ = [
     "DEDUP_SIMILARITY",
     "NEGATORS",
+    "SENTENCE_END",
     "STANCE_WORDS",
     "claims_differ",
     "content_sequence",
@@ -201,15 +202,15 @@ def replaces_value(a: str, b: str) -> bool:
     return False
 
 
-#: Where one sentence of a memory ends and the next begins.
-_SENTENCE_END = re.compile(r"(?<=[.!?;])\s+")
+#: Where one sentence of a memory ends and the next begins (its capital says nothing).
+SENTENCE_END = re.compile(r"(?<=[.!?;])\s+")
 #: Words a full stop ends without ending the sentence ("Dr. Hale", "Mr. Patel", "vs. Go").
 _ABBREVIATIONS = frozenset("mr mrs ms dr prof st jr sr vs etc e.g i.e approx no mt".split())
 
 
 def _sentences(text: str) -> list[str]:
     out: list[str] = []
-    for piece in _SENTENCE_END.split(text.strip()):
+    for piece in SENTENCE_END.split(text.strip()):
         last = out[-1].rsplit(None, 1)[-1].casefold().rstrip(".") if out else ""
         if last in _ABBREVIATIONS:
             out[-1] = f"{out[-1]} {piece}"
